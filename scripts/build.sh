@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# build.sh FLAVOUR [TARGET...] — configure and build railyard into build/FLAVOUR.
+#   release  RelWithDebInfo, with benchmarks              (build/release)
+#   asan     Debug + AddressSanitizer/UBSan, no benchmarks (build/asan)
+#   fuzz     clang + libFuzzer targets (tests/fuzz)        (build/fuzz)
+# The build is incremental (Ninja); configure output goes to build/FLAVOUR.configure.log.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+flavour=${1:-release}
+shift || true
+
+case $flavour in
+  release) opts=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DRAILYARD_SANITIZE=OFF -DRAILYARD_BENCH=ON) ;;
+  asan) opts=(-DCMAKE_BUILD_TYPE=Debug -DRAILYARD_SANITIZE=ON -DRAILYARD_BENCH=OFF) ;;
+  fuzz) opts=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DRAILYARD_FUZZ=ON -DRAILYARD_BENCH=OFF
+              -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang) ;;
+  *) echo "usage: $0 release|asan|fuzz [target...]" >&2; exit 2 ;;
+esac
+
+dir=$root/build/$flavour
+mkdir -p "$root/build"
+# Configuring every time keeps the cache in step with this script (a second or two).
+cmake -S "$root" -B "$dir" -G Ninja "${opts[@]}" >"$dir.configure.log" 2>&1 || {
+  cat "$dir.configure.log" >&2
+  exit 1
+}
+jobs=${RAILYARD_JOBS:-$(nproc)}
+if (($#)); then
+  cmake --build "$dir" -j "$jobs" --target "$@"
+else
+  cmake --build "$dir" -j "$jobs"
+fi

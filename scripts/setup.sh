@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# setup.sh — install what railyard needs to build, test and run its demo, from
+# Debian 12's own package registry. Idempotent and quick when everything is
+# there: apt-get runs only when dpkg-query says something is missing.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build g++ clang libclang-rt-14-dev
+  opensm libopensm-dev ibsim-utils infiniband-diags libibumad-dev
+  libyaml-cpp-dev libspdlog-dev libboost-dev nlohmann-json3-dev libcli11-dev
+  libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
+  wrk curl sqlite3
+)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$pkg")
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "setup: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "setup: missing packages: ${missing[*]}" >&2
+  echo "setup: run as root (sudo bash scripts/setup.sh) to install them" >&2
+  exit 1
+fi
+
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+# The opensm package would start a system-wide OpenSM daemon; railyard only ever
+# runs its own instances against ibsim. Keep service starts off during install
+# (only when no policy is in place already, and only for this install).
+policy=/usr/sbin/policy-rc.d
+if [[ ! -e $policy ]]; then
+  printf '#!/bin/sh\nexit 101\n' >"$policy"
+  chmod +x "$policy"
+  trap 'rm -f "$policy"' EXIT
+fi
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"
+echo "setup: done"
