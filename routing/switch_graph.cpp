@@ -1,0 +1,80 @@
+#include "routing/switch_graph.h"
+
+namespace railyard::routing {
+
+namespace {
+bool usable(const Fabric& f, std::span<const uint8_t> excluded, LinkId l) {
+  if (!l.valid()) return false;
+  if (!excluded.empty() && excluded[l.value()]) return false;
+  return f.link(l).state != PortState::kDown;
+}
+}  // namespace
+
+SwitchGraph::SwitchGraph(const Fabric& fabric, std::span<const uint8_t> excluded)
+    : fabric_(&fabric), excluded_(excluded), switches_(fabric.switches()) {
+  const uint32_t n = static_cast<uint32_t>(switches_.size());
+  sw_of_node_.assign(fabric.num_nodes(), kNone);
+  for (uint32_t i = 0; i < n; ++i) sw_of_node_[switches_[i].value()] = i;
+
+  begin_.assign(n + 1, 0);
+  ca_count_.assign(n, 0);
+  // Count, then fill: entries of a switch are in port order.
+  for (uint32_t i = 0; i < n; ++i) {
+    const Node& nd = fabric.node(switches_[i]);
+    uint32_t count = 0;
+    for (uint32_t p = 1; p <= nd.num_ports; ++p) {
+      const Port& port = fabric.port(PortId(nd.first_port.value() + p));
+      if (!usable(fabric, excluded, port.link)) continue;
+      NodeId r = fabric.port(port.remote).node;
+      if (fabric.is_switch(r)) {
+        if (r != switches_[i]) ++count;  // a cable looping back to the same switch carries nothing
+      } else {
+        ++ca_count_[i];
+      }
+    }
+    begin_[i + 1] = begin_[i] + count;
+  }
+  const uint32_t m = begin_[n];
+  remote_.resize(m);
+  port_.resize(m);
+  rev_.assign(m, kNone);
+  link_.resize(m);
+  std::vector<uint32_t> entry_of_port(fabric.num_ports(), kNone);
+  for (uint32_t i = 0; i < n; ++i) {
+    const Node& nd = fabric.node(switches_[i]);
+    uint32_t e = begin_[i];
+    for (uint32_t p = 1; p <= nd.num_ports; ++p) {
+      PortId pid(nd.first_port.value() + p);
+      const Port& port = fabric.port(pid);
+      if (!usable(fabric, excluded, port.link)) continue;
+      NodeId r = fabric.port(port.remote).node;
+      if (!fabric.is_switch(r) || r == switches_[i]) continue;
+      remote_[e] = sw_of_node_[r.value()];
+      port_[e] = static_cast<uint8_t>(p);
+      link_[e] = port.link;
+      entry_of_port[pid.value()] = e;
+      ++e;
+    }
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    for (uint32_t e = begin_[i]; e < begin_[i + 1]; ++e) {
+      const Node& nd = fabric.node(switches_[i]);
+      PortId pid(nd.first_port.value() + port_[e]);
+      rev_[e] = entry_of_port[fabric.port(pid).remote.value()];
+    }
+  }
+}
+
+uint32_t SwitchGraph::attach_switch(PortId ca_port) const {
+  const Port& p = fabric_->port(ca_port);
+  if (!usable(*fabric_, excluded_, p.link)) return kNone;
+  NodeId r = fabric_->port(p.remote).node;
+  return fabric_->is_switch(r) ? sw_of_node_[r.value()] : kNone;
+}
+
+uint8_t SwitchGraph::attach_port(PortId ca_port) const {
+  const Port& p = fabric_->port(ca_port);
+  return p.remote.valid() ? fabric_->port(p.remote).num.value : 0;
+}
+
+}  // namespace railyard::routing

@@ -1,0 +1,444 @@
+#include "routing/unicast_engine.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "routing/switch_graph.h"
+
+namespace railyard::routing {
+
+namespace {
+
+constexpr uint16_t kInf = 0xFFFF;
+constexpr uint32_t kNone = SwitchGraph::kNone;
+
+// How a switch forwards toward the current target switch.
+enum class Mode : uint8_t {
+  kUnreachable,
+  kDown,       // tier 1: can reach the target going only down, without drained links
+  kUp,         // tier 1: climbs first, without drained links
+  kDownDrain,  // tier 2: only through drained links, going down
+  kUpDrain,    // tier 2: only through drained links, climbing first
+};
+
+bool is_down(Mode m) { return m == Mode::kDown || m == Mode::kDownDrain; }
+bool is_tier1(Mode m) { return m == Mode::kDown || m == Mode::kUp; }
+
+class Engine {
+ public:
+  Engine(const Fabric& fabric, const RoutingOptions& options, const SwitchGraph& graph, const Ranking& ranking,
+         RoutingResult& out)
+      : fabric_(fabric), g_(graph), rk_(ranking), tables_(out.tables), report_(out.report) {
+    const uint32_t n = g_.num_switches();
+    const uint32_t m = g_.num_entries();
+    drained_entry_.assign(m, 0);
+    if (!options.drained.empty()) {
+      for (uint32_t e = 0; e < m; ++e) {
+        if (options.drained[g_.link(e).value()]) {
+          drained_entry_[e] = 1;
+          has_drains_ = true;
+        }
+      }
+    }
+    drained_links_ = options.drained;
+    cnt_.assign(m, 0);
+    cnt2_.assign(m, 0);
+    is_cand_.assign(m, 0);
+    cursor_.assign(n, 0);
+    dd1_.assign(n, kInf);
+    dist1_.assign(n, kInf);
+    ddx_.assign(n, kInf);
+    mode_.assign(n, Mode::kUnreachable);
+    val_.assign(n, kInf);
+    cand_begin_.assign(n + 1, 0);
+    set_stamp_.assign(n, 0);
+    mark_stamp_.assign(n, 0);
+    best_.assign(n, 0);
+    queue_.reserve(n);
+    build_ca_lists();
+  }
+
+  void run(const RoutingOptions& options) {
+    const uint32_t n = g_.num_switches();
+    // Targets with CAs, in leaf order (rail, then leaf); their CAs in port order.
+    std::vector<uint32_t> leaves;
+    for (uint32_t s = 0; s < n; ++s) {
+      if (ca_begin_[s] != ca_begin_[s + 1]) leaves.push_back(s);
+    }
+    if (!options.leaf_order_key.empty()) {
+      std::stable_sort(leaves.begin(), leaves.end(), [&](uint32_t a, uint32_t b) {
+        return options.leaf_order_key[a] < options.leaf_order_key[b];
+      });
+    }
+    for (uint32_t t : leaves) {
+      prepare_target(t);
+      for (uint32_t i = ca_begin_[t]; i < ca_begin_[t + 1]; ++i) {
+        const Port& p = fabric_.port(ca_ports_[i]);
+        uint8_t leaf_port = g_.attach_port(ca_ports_[i]);
+        bool last_hop_drained = !drained_links_.empty() && drained_links_[p.link.value()];
+        for (uint32_t k = 0; k < (1u << p.lmc); ++k) {
+          Lid lid{static_cast<uint16_t>(p.lid.value + k)};
+          if (!lid.valid()) continue;
+          route_destination(lid, t, leaf_port);
+          account_ca_destination(lid, ca_ports_[i], last_hop_drained);
+        }
+      }
+    }
+    // CA ports hanging off nothing: every other CA port misses them.
+    for (PortId p : detached_) {
+      const Port& port = fabric_.port(p);
+      for (uint32_t k = 0; k < (1u << port.lmc); ++k) {
+        Lid lid{static_cast<uint16_t>(port.lid.value + k)};
+        if (!lid.valid()) continue;
+        uint32_t sources = total_ca_ports_ - 1;
+        if (sources == 0) continue;
+        report_.unreachable_pairs += sources;
+        report_.unreachable.push_back({lid, port.node, sources, first_other_ca(p)});
+      }
+    }
+    // Switch LIDs (management traffic) after all CAs, so they do not disturb
+    // the CA balance.
+    for (uint32_t t = 0; t < n; ++t) {
+      const Port& p0 = fabric_.port(fabric_.node(g_.node(t)).first_port);
+      if (!p0.lid.valid()) continue;
+      prepare_target(t);
+      for (uint32_t k = 0; k < (1u << p0.lmc); ++k) {
+        Lid lid{static_cast<uint16_t>(p0.lid.value + k)};
+        if (lid.valid()) route_destination(lid, t, 0);
+      }
+    }
+  }
+
+ private:
+  void build_ca_lists() {
+    const uint32_t n = g_.num_switches();
+    ca_begin_.assign(n + 1, 0);
+    std::vector<std::pair<uint32_t, PortId>> attached;
+    for (NodeId ca : fabric_.cas()) {
+      const Node& nd = fabric_.node(ca);
+      for (uint32_t p = 1; p <= nd.num_ports; ++p) {
+        PortId pid(nd.first_port.value() + p);
+        const Port& port = fabric_.port(pid);
+        if (!port.lid.valid()) continue;  // a port the SM never addressed
+        ++total_ca_ports_;
+        uint32_t sw = port.remote.valid() ? g_.attach_switch(pid) : kNone;
+        if (sw == kNone) {
+          detached_.push_back(pid);
+        } else {
+          attached.emplace_back(sw, pid);
+        }
+      }
+    }
+    // By switch, then by the switch's port number.
+    std::stable_sort(attached.begin(), attached.end(), [&](const auto& a, const auto& b) {
+      if (a.first != b.first) return a.first < b.first;
+      return g_.attach_port(a.second) < g_.attach_port(b.second);
+    });
+    ca_ports_.reserve(attached.size());
+    for (auto& [sw, pid] : attached) {
+      ++ca_begin_[sw + 1];
+      ca_ports_.push_back(pid);
+    }
+    for (uint32_t s = 0; s < n; ++s) ca_begin_[s + 1] += ca_begin_[s];
+    report_.ca_ports = total_ca_ports_;
+  }
+
+  NodeId first_other_ca(PortId not_this) const {
+    for (PortId p : ca_ports_) {
+      if (p != not_this) return fabric_.port(p).node;
+    }
+    return NodeId();
+  }
+
+  // Modes, distances and candidate next hops of every switch toward target t.
+  void prepare_target(uint32_t t) {
+    const uint32_t n = g_.num_switches();
+    // Clear candidate flags of the previous target.
+    for (uint32_t i = 0; i < cand_.size(); ++i) is_cand_[cand_[i]] = 0;
+    std::fill(dd1_.begin(), dd1_.end(), kInf);
+
+    // Tier 1, pure-down distance: BFS from t over parent links (reversed down links).
+    queue_.clear();
+    dd1_[t] = 0;
+    queue_.push_back(t);
+    for (size_t h = 0; h < queue_.size(); ++h) {
+      uint32_t x = queue_[h];
+      for (uint32_t e = g_.begin(x); e < g_.end(x); ++e) {
+        uint32_t p = g_.remote(e);
+        if (drained_entry_[e] || !rk_.up(x, p) || dd1_[p] != kInf) continue;
+        dd1_[p] = static_cast<uint16_t>(dd1_[x] + 1);
+        queue_.push_back(p);
+      }
+    }
+    // Tier 1, full distance, top-down (parents come first in rk_.order).
+    bool any_missing = false;
+    for (uint32_t s : rk_.order) {
+      uint16_t d = dd1_[s];
+      if (d == kInf) {
+        for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
+          uint32_t u = g_.remote(e);
+          if (drained_entry_[e] || !rk_.up(s, u) || dist1_[u] == kInf) continue;
+          d = std::min<uint16_t>(d, static_cast<uint16_t>(dist1_[u] + 1));
+        }
+      }
+      dist1_[s] = d;
+      if (d == kInf) any_missing = true;
+      if (d != kInf) {
+        mode_[s] = dd1_[s] != kInf ? Mode::kDown : Mode::kUp;
+        val_[s] = d;
+      } else {
+        mode_[s] = Mode::kUnreachable;
+        val_[s] = kInf;
+      }
+    }
+    // Tier 2 (drained links allowed) for switches tier 1 cannot serve. Entering
+    // a tier-1 switch going down is legal only if it goes down itself.
+    if (has_drains_ && any_missing) {
+      for (auto it = rk_.order.rbegin(); it != rk_.order.rend(); ++it) {  // bottom-up
+        uint32_t s = *it;
+        if (dist1_[s] != kInf) {
+          ddx_[s] = dd1_[s];
+          continue;
+        }
+        uint16_t d = kInf;
+        for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
+          uint32_t c = g_.remote(e);
+          if (rk_.up(s, c) || ddx_[c] == kInf) continue;
+          d = std::min<uint16_t>(d, static_cast<uint16_t>(ddx_[c] + 1));
+        }
+        ddx_[s] = d;
+      }
+      for (uint32_t s : rk_.order) {  // top-down
+        if (dist1_[s] != kInf) continue;
+        if (ddx_[s] != kInf) {
+          mode_[s] = Mode::kDownDrain;
+          val_[s] = ddx_[s];
+          continue;
+        }
+        uint16_t d = kInf;
+        for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
+          uint32_t u = g_.remote(e);
+          if (!rk_.up(s, u) || val_[u] == kInf) continue;
+          d = std::min<uint16_t>(d, static_cast<uint16_t>(val_[u] + 1));
+        }
+        mode_[s] = d == kInf ? Mode::kUnreachable : Mode::kUpDrain;
+        val_[s] = d;
+      }
+    }
+
+    // Candidate next hops (entries), undrained ones only when there are any.
+    cand_.clear();
+    down_list_.clear();
+    up_list_.clear();
+    for (uint32_t s = 0; s < n; ++s) {
+      cand_begin_[s] = static_cast<uint32_t>(cand_.size());
+      Mode ms = mode_[s];
+      if (ms == Mode::kUnreachable || s == t) continue;
+      bool down = is_down(ms);
+      bool tier1 = is_tier1(ms);
+      size_t first = cand_.size();
+      bool any_clean = false;
+      for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
+        uint32_t r = g_.remote(e);
+        if (rk_.up(s, r) == down) continue;  // wrong direction
+        if (tier1 && drained_entry_[e]) continue;
+        if (val_[r] == kInf || val_[r] + 1 != val_[s]) continue;
+        if (down && !is_down(mode_[r])) continue;  // entering going down: it must go down too
+        cand_.push_back(e);
+        any_clean |= !drained_entry_[e];
+      }
+      if (!tier1 && any_clean) {
+        // Keep only undrained candidates.
+        size_t w = first;
+        for (size_t i = first; i < cand_.size(); ++i) {
+          if (!drained_entry_[cand_[i]]) cand_[w++] = cand_[i];
+        }
+        cand_.resize(w);
+      }
+      if (cand_.size() == first) {
+        mode_[s] = Mode::kUnreachable;  // cannot happen for consistent distances; be safe
+        continue;
+      }
+      (down ? down_list_ : up_list_).push_back(s);
+    }
+    cand_begin_[n] = static_cast<uint32_t>(cand_.size());
+    for (uint32_t e : cand_) is_cand_[e] = 1;
+    target_ = t;
+  }
+
+  void route_destination(Lid lid, uint32_t t, uint8_t port_at_target) {
+    ++stamp_;
+    tables_.set(t, lid, port_at_target);
+    set_stamp_[t] = stamp_;
+    ++report_.lids_routed;
+
+    // The chain: climb from t, at each level over the parent link that
+    // carries the fewest destinations down so far.
+    chain_.clear();
+    chain_.push_back(t);
+    for (uint32_t x = t;;) {
+      uint32_t best = kNone;
+      for (uint32_t e = g_.begin(x); e < g_.end(x); ++e) {
+        uint32_t er = g_.rev(e);
+        if (!is_cand_[er] || !rk_.up(x, g_.remote(e))) continue;
+        if (best == kNone || cnt_[er] < cnt_[best]) best = er;
+      }
+      if (best == kNone) break;
+      uint32_t parent = owner(best);  // best is the parent's entry toward x
+      tables_.set(parent, lid, g_.port(best));
+      ++cnt_[best];
+      set_stamp_[parent] = stamp_;
+      chain_.push_back(parent);
+      x = parent;
+    }
+
+    // Other switches that go down: least-loaded of their down links, on a
+    // separate counter so that these backup routes do not steer the chain.
+    for (uint32_t s : down_list_) {
+      if (set_stamp_[s] == stamp_) continue;
+      uint32_t best = cand_[cand_begin_[s]];
+      for (uint32_t i = cand_begin_[s] + 1; i < cand_begin_[s + 1]; ++i) {
+        if (cnt2_[cand_[i]] < cnt2_[best]) best = cand_[i];
+      }
+      tables_.set(s, lid, g_.port(best));
+      ++cnt2_[best];
+      set_stamp_[s] = stamp_;
+    }
+
+    // The cone: from the chain's top down, every switch that climbs toward a
+    // switch already aligned with the chain does so, over the least-loaded of
+    // its parallel links.
+    queue_.assign(chain_.rbegin(), chain_.rend());
+    for (size_t h = 0; h < queue_.size(); ++h) {
+      uint32_t a = queue_[h];
+      fresh_.clear();
+      for (uint32_t e = g_.begin(a); e < g_.end(a); ++e) {
+        uint32_t c = g_.remote(e);
+        if (set_stamp_[c] == stamp_) continue;
+        uint32_t er = g_.rev(e);
+        if (!is_cand_[er] || rk_.up(a, c)) continue;  // c must climb to a
+        if (mark_stamp_[c] != stamp_) {
+          mark_stamp_[c] = stamp_;
+          best_[c] = er;
+          fresh_.push_back(c);
+        } else if (cnt_[er] < cnt_[best_[c]]) {
+          best_[c] = er;
+        }
+      }
+      for (uint32_t c : fresh_) {
+        tables_.set(c, lid, g_.port(best_[c]));
+        ++cnt_[best_[c]];
+        set_stamp_[c] = stamp_;
+        queue_.push_back(c);
+      }
+    }
+
+    // Switches outside the cone (missing or drained links): any shortest up
+    // link, round-robin.
+    for (uint32_t s : up_list_) {
+      if (set_stamp_[s] == stamp_) continue;
+      uint32_t k = cand_begin_[s + 1] - cand_begin_[s];
+      uint32_t e = cand_[cand_begin_[s] + (cursor_[s]++ % k)];
+      tables_.set(s, lid, g_.port(e));
+    }
+  }
+
+  // Switch owning entry e.
+  uint32_t owner(uint32_t e) const { return g_.remote(g_.rev(e)); }
+
+  void account_ca_destination(Lid lid, PortId dest_port, bool last_hop_drained) {
+    uint32_t unreachable = static_cast<uint32_t>(detached_.size());
+    NodeId example_unreach = detached_.empty() ? NodeId() : fabric_.port(detached_.front()).node;
+    uint32_t drained = 0;
+    NodeId example_drained;
+    const uint32_t n = g_.num_switches();
+    for (uint32_t s = 0; s < n; ++s) {
+      uint32_t k = ca_begin_[s + 1] - ca_begin_[s];
+      if (k == 0) continue;
+      Mode m = mode_[s];
+      if (m == Mode::kUnreachable) {
+        unreachable += k;
+        if (!example_unreach.valid()) example_unreach = fabric_.port(ca_ports_[ca_begin_[s]]).node;
+      } else if (!is_tier1(m) || last_hop_drained) {
+        drained += k;
+        if (!example_drained.valid()) example_drained = fabric_.port(ca_ports_[ca_begin_[s]]).node;
+      }
+    }
+    NodeId dest = fabric_.port(dest_port).node;
+    if (last_hop_drained && drained > 0) --drained;  // the destination itself
+    if (unreachable > 0) {
+      report_.unreachable_pairs += unreachable;
+      report_.unreachable.push_back({lid, dest, unreachable, example_unreach});
+    }
+    if (drained > 0) {
+      report_.drained_pairs += drained;
+      report_.through_drained.push_back({lid, dest, drained, example_drained});
+    }
+  }
+
+  const Fabric& fabric_;
+  const SwitchGraph& g_;
+  const Ranking& rk_;
+  ForwardingTables& tables_;
+  RoutingReport& report_;
+
+  bool has_drains_ = false;
+  std::vector<uint8_t> drained_links_;
+  std::vector<uint8_t> drained_entry_;
+  std::vector<uint32_t> cnt_;   // per entry: destinations routed out of it by chain and cone
+  std::vector<uint32_t> cnt2_;  // per entry: backup down routes
+  std::vector<uint32_t> cursor_;
+  std::vector<uint8_t> is_cand_;
+
+  // Per target.
+  uint32_t target_ = kNone;
+  std::vector<uint16_t> dd1_, dist1_, ddx_, val_;
+  std::vector<Mode> mode_;
+  std::vector<uint32_t> cand_begin_, cand_;
+  std::vector<uint32_t> down_list_, up_list_;
+
+  // Per destination.
+  uint32_t stamp_ = 0;
+  std::vector<uint32_t> set_stamp_, mark_stamp_, best_;
+  std::vector<uint32_t> queue_, chain_, fresh_;
+
+  // CA ports by switch.
+  std::vector<uint32_t> ca_begin_;
+  std::vector<PortId> ca_ports_;
+  std::vector<PortId> detached_;
+  uint32_t total_ca_ports_ = 0;
+};
+
+}  // namespace
+
+Result<RoutingResult> route_unicast(const Fabric& fabric, const RoutingOptions& options) {
+  if (!fabric.has_lids()) return Error{"the fabric has no LIDs; assign them first (assign_lids)"};
+  if (!options.drained.empty() && options.drained.size() != fabric.num_links()) {
+    return Error{"drained mask has " + std::to_string(options.drained.size()) + " entries for " +
+                 std::to_string(fabric.num_links()) + " links"};
+  }
+  SwitchGraph graph(fabric);
+  if (!options.leaf_order_key.empty() && options.leaf_order_key.size() != graph.num_switches()) {
+    return Error{"leaf order has " + std::to_string(options.leaf_order_key.size()) + " keys for " +
+                 std::to_string(graph.num_switches()) + " switches"};
+  }
+  std::vector<uint32_t> roots;
+  for (NodeId r : options.roots) {
+    uint32_t s = graph.switch_index(r);
+    if (s == SwitchGraph::kNone) return Error{"root '" + std::string(fabric.name(r)) + "' is not a switch"};
+    roots.push_back(s);
+  }
+  Ranking ranking = rank_switches(graph, roots);
+
+  RoutingResult out;
+  out.tables = ForwardingTables(graph.num_switches(), fabric.max_lid().value + 1u);
+  out.report.ranking = ranking.kind;
+  out.report.levels = ranking.levels;
+  out.report.roots = static_cast<uint32_t>(ranking.roots.size());
+  out.report.switches = graph.num_switches();
+  Engine engine(fabric, options, graph, ranking, out);
+  engine.run(options);
+  return out;
+}
+
+}  // namespace railyard::routing

@@ -1,0 +1,79 @@
+// Unicast routing engine: a forwarding table for every switch, covering every
+// CA port LID (with its LMC range) and every switch LID.
+//
+// Guarantees
+//  - Deadlock-free on one VL: every route is up*/down* under one Ranking
+//    (ranking.h), so the channel dependency graph is acyclic — for CA and
+//    switch destinations alike.
+//  - Minimal: among legal up*/down* routes, each switch takes a shortest one.
+//    A switch that can reach the destination going only down always goes down
+//    (so a packet that has started down never turns up again).
+//  - Balanced and coordinated, after Zahavi's D-mod-K / OpenSM ftree idea but
+//    driven by measured load instead of a fixed digit: destinations are taken
+//    leaf by leaf (leaves in rail order, CAs in port order). For each
+//    destination a "chain" climbs from its leaf, at each level taking the
+//    parent link that carries the fewest destinations down so far; every
+//    switch below the chain's top then climbs toward the chain (the top's
+//    "cone"), and only switches that cannot (missing or drained links) pick
+//    another shortest up port, round-robin. On a healthy full-bisection fat
+//    tree this reproduces D-mod-K: each rail-aligned shift permutation loads
+//    every directed link with at most one flow. On a degraded tree the same
+//    counters re-spread the displaced destinations over the remaining links.
+//  - Drains: drained links are used only by switches that have no legal route
+//    without them ("tier 2"); those pairs are reported.
+//  - Deterministic: same fabric and options give the same tables.
+// Limits: needs LIDs on the fabric (see lid_assignment.h); routes per LID, not
+// per source (an LFT cannot do better); unreachable pairs are reported, not
+// errors.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "routing/fabric.h"
+#include "routing/lft.h"
+#include "routing/ranking.h"
+#include "routing/result.h"
+
+namespace railyard::routing {
+
+struct RoutingOptions {
+  std::vector<NodeId> roots;           // up*/down* roots; empty = automatic
+  std::vector<uint8_t> drained;        // per LinkId, nonzero = avoid unless no other route
+  // Order in which leaf switches' destinations are taken, as a sort key per
+  // switch index (lower first; ties by switch index). Empty = node order.
+  // routing_order.h derives it from rails ("rail, then leaf, then port").
+  std::vector<uint64_t> leaf_order_key;
+};
+
+struct DestinationIssue {
+  Lid lid;                // destination LID
+  NodeId dest;            // the node owning it
+  uint32_t sources = 0;   // CA ports affected
+  NodeId example_source;  // one of them
+};
+
+struct RoutingReport {
+  RankingKind ranking = RankingKind::kFromCas;
+  uint32_t levels = 0;
+  uint32_t roots = 0;
+  uint32_t switches = 0;
+  uint32_t ca_ports = 0;
+  uint32_t lids_routed = 0;
+  uint64_t unreachable_pairs = 0;  // (source CA port, destination CA LID) with no route
+  uint64_t drained_pairs = 0;      // pairs routed through a drained link
+  std::vector<DestinationIssue> unreachable;    // per destination LID, CA destinations only
+  std::vector<DestinationIssue> through_drained;
+};
+
+struct RoutingResult {
+  ForwardingTables tables;
+  RoutingReport report;
+};
+
+// The fabric must carry LIDs. Errors only for unusable input (no LIDs, option
+// arrays of the wrong size); an unroutable pair is a report entry, not an error.
+Result<RoutingResult> route_unicast(const Fabric& fabric, const RoutingOptions& options = {});
+
+}  // namespace railyard::routing
