@@ -100,6 +100,13 @@ size_t Fabric::memory_bytes() const {
          lid_owner_.capacity() * sizeof(PortId) + sizeof(Fabric);
 }
 
+FabricBuilder::FabricBuilder(const Fabric& base) {
+  f_.nodes_ = base.nodes_;
+  f_.ports_ = base.ports_;
+  f_.links_ = base.links_;
+  f_.strings_ = base.strings_;
+}
+
 void FabricBuilder::reserve(size_t nodes, size_t ports, size_t links) {
   f_.nodes_.reserve(nodes);
   f_.ports_.reserve(ports);

@@ -130,6 +130,10 @@ class Fabric {
 class FabricBuilder {
  public:
   FabricBuilder() = default;
+  // Starts from a copy of `base`'s nodes, ports and links (lookups are rebuilt
+  // by build()), so a variant of a fabric, e.g. with LIDs assigned, can be made
+  // with set_port() without going back to its source.
+  explicit FabricBuilder(const Fabric& base);
   void reserve(size_t nodes, size_t ports, size_t links);
 
   NodeId add_node(NodeType type, uint8_t num_ports, Guid guid, Guid system_guid,
