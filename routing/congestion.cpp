@@ -37,6 +37,12 @@ bool natural_less(std::string_view a, std::string_view b) {
   return a.size() - i < b.size() - j;
 }
 
+std::string describe_channel(const Fabric& f, const SwitchGraph& g, uint32_t e) {
+  uint32_t s = g.remote(g.rev(e));
+  return std::string(f.desc(g.node(s))) + "[" + std::to_string(g.port(e)) + "] -> " +
+         std::string(f.desc(g.node(g.remote(e))));
+}
+
 class LoadCounter {
  public:
   LoadCounter(const Fabric& f, const ForwardingTables& t) : f_(f), g_(f), hr_(f, g_, t) {
@@ -69,11 +75,13 @@ class LoadCounter {
     }
     uint64_t mx = 0, sum = 0;
     for (uint32_t e : touched_) {
+      if (load_[e] > mx) out.worst_link = describe_channel(f_, g_, e);
       mx = std::max<uint64_t>(mx, load_[e]);
       sum += load_[e];
       load_[e] = 0;
     }
     for (uint32_t p : ca_touched_) {
+      if (std::max(ca_in_[p], ca_out_[p]) > mx) out.worst_link = std::string(f_.desc(f_.port(PortId(p)).node)) + " (CA link)";
       mx = std::max<uint64_t>(mx, std::max(ca_in_[p], ca_out_[p]));
       ca_in_[p] = ca_out_[p] = 0;
     }
@@ -174,6 +182,7 @@ void merge(PatternLoad& acc, const PatternLoad& one, int32_t instance) {
     if (one.max_load >= acc.max_load) {
       acc.max_load = one.max_load;
       acc.worst_instance = instance;
+      acc.worst_link = one.worst_link;
     }
   }
   acc.flows += one.flows;
@@ -248,9 +257,14 @@ PatternLoad all_to_all(const Fabric& f, LoadCounter& lc) {
     }
   }
   uint64_t sum = 0;
-  for (uint64_t l : load) {
-    out.max_load = std::max(out.max_load, l);
-    sum += l;
+  uint32_t worst = kNone;
+  for (uint32_t e = 0; e < load.size(); ++e) {
+    if (worst == kNone || load[e] > load[worst]) worst = e;
+    sum += load[e];
+  }
+  if (worst != kNone) {
+    out.max_load = load[worst];
+    out.worst_link = describe_channel(f, g, worst);
   }
   // Every CA link carries n - 1 flows each way.
   if (n > 1) out.max_load = std::max(out.max_load, n - 1);

@@ -39,6 +39,7 @@ struct PatternLoad {
   double mean_link_load = 0;  // mean flows per used switch-switch channel (over instances)
   uint64_t lower_bound = 0;   // worst over instances of the leaf cut bound
   int32_t worst_instance = -1;  // e.g. the shift k with the highest max
+  std::string worst_link;       // "switch[port] -> switch" of the busiest switch link
 };
 
 struct CongestionOptions {

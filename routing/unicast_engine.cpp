@@ -43,6 +43,7 @@ class Engine {
     drained_links_ = options.drained;
     cnt_.assign(m, 0);
     cnt2_.assign(m, 0);
+    sec_.assign(m, 0);
     is_cand_.assign(m, 0);
     cursor_.assign(n, 0);
     dd1_.assign(n, kInf);
@@ -56,6 +57,7 @@ class Engine {
     best_.assign(n, 0);
     queue_.reserve(n);
     build_ca_lists();
+    compute_slots();
   }
 
   void run(const RoutingOptions& options) {
@@ -72,6 +74,7 @@ class Engine {
     }
     for (uint32_t t : leaves) {
       prepare_target(t);
+      ++target_seq_;
       for (uint32_t i = ca_begin_[t]; i < ca_begin_[t + 1]; ++i) {
         const Port& p = fabric_.port(ca_ports_[i]);
         uint8_t leaf_port = g_.attach_port(ca_ports_[i]);
@@ -79,7 +82,7 @@ class Engine {
         for (uint32_t k = 0; k < (1u << p.lmc); ++k) {
           Lid lid{static_cast<uint16_t>(p.lid.value + k)};
           if (!lid.valid()) continue;
-          route_destination(lid, t, leaf_port);
+          route_destination(lid, t, leaf_port, (leaf_port - base_down_[rk_.rank[t]]) * (1u << p.lmc) + k);
           account_ca_destination(lid, ca_ports_[i], last_hop_drained);
         }
       }
@@ -104,7 +107,7 @@ class Engine {
       prepare_target(t);
       for (uint32_t k = 0; k < (1u << p0.lmc); ++k) {
         Lid lid{static_cast<uint16_t>(p0.lid.value + k)};
-        if (lid.valid()) route_destination(lid, t, 0);
+        if (lid.valid()) route_destination(lid, t, 0, t + k);
       }
     }
   }
@@ -141,6 +144,31 @@ class Engine {
     }
     for (uint32_t s = 0; s < n; ++s) ca_begin_[s + 1] += ca_begin_[s];
     report_.ca_ports = total_ca_ports_;
+  }
+
+  // Lowest up and down port numbers per rank, and the number of up slots.
+  void compute_slots() {
+    uint32_t ranks = 0;
+    for (uint32_t r : rk_.rank) ranks = std::max(ranks, r + 1);
+    base_up_.assign(ranks, 255);
+    base_down_.assign(ranks, 255);
+    slots_up_.assign(ranks, 0);
+    for (uint32_t s = 0; s < g_.num_switches(); ++s) {
+      uint32_t r = rk_.rank[s];
+      for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
+        auto& base = rk_.up(s, g_.remote(e)) ? base_up_ : base_down_;
+        base[r] = std::min<uint32_t>(base[r], g_.port(e));
+      }
+      for (uint32_t i = ca_begin_[s]; i < ca_begin_[s + 1]; ++i) {
+        base_down_[r] = std::min<uint32_t>(base_down_[r], g_.attach_port(ca_ports_[i]));
+      }
+    }
+    for (uint32_t s = 0; s < g_.num_switches(); ++s) {
+      uint32_t r = rk_.rank[s];
+      for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
+        if (rk_.up(s, g_.remote(e))) slots_up_[r] = std::max<uint32_t>(slots_up_[r], g_.port(e) - base_up_[r] + 1);
+      }
+    }
   }
 
   NodeId first_other_ca(PortId not_this) const {
@@ -266,30 +294,122 @@ class Engine {
     target_ = t;
   }
 
-  void route_destination(Lid lid, uint32_t t, uint8_t port_at_target) {
+  // Slot of an entry of switch x: its port number counted from the lowest up
+  // (or down) port of x's rank, so a missing cable leaves a gap instead of
+  // shifting every later port (the nominal D-mod-K position).
+  uint32_t up_slot(uint32_t x, uint32_t e) const { return g_.port(e) - base_up_[rk_.rank[x]]; }
+  uint32_t down_slot(uint32_t x, uint32_t e) const { return g_.port(e) - base_down_[rk_.rank[x]]; }
+
+  // Climbs from x0 choosing at each level the parent link that carries the
+  // fewest destinations down, preferring the nominal slot `pref` (D-mod-K)
+  // unless it already carries more than one above the least loaded. The
+  // secondary chain counts its own load on top and avoids parents already set.
+  void climb(uint32_t x0, uint32_t pref, bool primary, std::vector<uint32_t>& chain) {
+    chain.clear();
+    chain.push_back(x0);
+    for (uint32_t x = x0;;) {
+      const uint32_t k = std::max<uint32_t>(1, slots_up_[rk_.rank[x]]);
+      const uint32_t want = pref % k;
+      uint32_t best = kNone, best_count = 0, best_dist = 0;
+      uint32_t preferred = kNone, min_count = UINT32_MAX;
+      for (uint32_t e = g_.begin(x); e < g_.end(x); ++e) {
+        uint32_t er = g_.rev(e);
+        if (!is_cand_[er] || !rk_.up(x, g_.remote(e))) continue;
+        if (set_stamp_[g_.remote(e)] == stamp_) continue;  // already routed (primary chain)
+        uint32_t count = primary ? cnt_[er] : cnt_[er] + sec_[er];
+        uint32_t slot = up_slot(x, e);
+        uint32_t dist = (slot + k - want) % k;
+        if (slot == want && preferred == kNone) preferred = er;
+        min_count = std::min(min_count, count);
+        if (best == kNone || count < best_count || (count == best_count && dist < best_dist)) {
+          best = er;
+          best_count = count;
+          best_dist = dist;
+        }
+      }
+      if (best == kNone) break;
+      if (preferred != kNone) {
+        uint32_t pc = primary ? cnt_[preferred] : cnt_[preferred] + sec_[preferred];
+        if (pc <= min_count + 1) best = preferred;
+      }
+      uint32_t parent = owner(best);  // best is the parent's entry toward x
+      tables_.set(parent, lid_, g_.port(best));
+      ++(primary ? cnt_ : sec_)[best];
+      set_stamp_[parent] = stamp_;
+      chain.push_back(parent);
+      pref = down_slot(parent, best);
+      x = parent;
+    }
+  }
+
+  // Whether the up link in nominal slot `pref` of x is a usable parent link
+  // (true when x has no parent at all).
+  bool preferred_present(uint32_t x, uint32_t pref) const {
+    const uint32_t k = std::max<uint32_t>(1, slots_up_[rk_.rank[x]]);
+    bool any = false;
+    for (uint32_t e = g_.begin(x); e < g_.end(x); ++e) {
+      if (!is_cand_[g_.rev(e)] || !rk_.up(x, g_.remote(e))) continue;
+      any = true;
+      if (up_slot(x, e) == pref % k) return true;
+    }
+    return !any;
+  }
+
+  // Cone of a chain: from its top down, every switch not yet routed that can
+  // climb to an aligned switch does, over the least-loaded parallel link
+  // (`load`: the primary and secondary cones keep separate counts so that the
+  // secondary never shifts the primary's rotation).
+  void push_cone(const std::vector<uint32_t>& chain, std::vector<uint32_t>& load) {
+    queue_.assign(chain.rbegin(), chain.rend());
+    for (size_t h = 0; h < queue_.size(); ++h) {
+      uint32_t a = queue_[h];
+      fresh_.clear();
+      for (uint32_t e = g_.begin(a); e < g_.end(a); ++e) {
+        uint32_t c = g_.remote(e);
+        if (set_stamp_[c] == stamp_) continue;
+        uint32_t er = g_.rev(e);
+        if (!is_cand_[er] || rk_.up(a, c)) continue;  // c must climb to a
+        if (mark_stamp_[c] != stamp_) {
+          mark_stamp_[c] = stamp_;
+          best_[c] = er;
+          fresh_.push_back(c);
+        } else if (load[er] < load[best_[c]]) {
+          best_[c] = er;
+        }
+      }
+      for (uint32_t c : fresh_) {
+        tables_.set(c, lid_, g_.port(best_[c]));
+        ++load[best_[c]];
+        set_stamp_[c] = stamp_;
+        queue_.push_back(c);
+      }
+    }
+  }
+
+  void route_destination(Lid lid, uint32_t t, uint8_t port_at_target, uint32_t slot) {
     ++stamp_;
+    lid_ = lid;
     tables_.set(t, lid, port_at_target);
     set_stamp_[t] = stamp_;
     ++report_.lids_routed;
 
-    // The chain: climb from t, at each level over the parent link that
-    // carries the fewest destinations down so far.
-    chain_.clear();
-    chain_.push_back(t);
-    for (uint32_t x = t;;) {
-      uint32_t best = kNone;
-      for (uint32_t e = g_.begin(x); e < g_.end(x); ++e) {
-        uint32_t er = g_.rev(e);
-        if (!is_cand_[er] || !rk_.up(x, g_.remote(e))) continue;
-        if (best == kNone || cnt_[er] < cnt_[best]) best = er;
-      }
-      if (best == kNone) break;
-      uint32_t parent = owner(best);  // best is the parent's entry toward x
-      tables_.set(parent, lid, g_.port(best));
-      ++cnt_[best];
-      set_stamp_[parent] = stamp_;
-      chain_.push_back(parent);
-      x = parent;
+    // Primary chain: where this destination's traffic comes down. Secondary
+    // chain: where it comes down for switches that cannot reach the primary
+    // (a missing or drained link), so displaced traffic for one destination
+    // lands on one link, not wherever a counter happens to point.
+    if (!preferred_present(t, slot)) {
+      // The destination's nominal link into its leaf is missing: no chain, so
+      // that every source spreads its traffic over the remaining links
+      // (round-robin below) instead of piling it onto one substitute.
+      chain_.assign(1, t);
+      chain2_.assign(1, t);
+    } else {
+    climb(t, slot, true, chain_);
+    // The secondary's nominal slot is offset by the leaf's sequence number, so
+    // that a source missing one up link spreads the destinations it cannot
+    // send through it over all its other links, not onto the next one.
+    const uint32_t k = std::max<uint32_t>(2, slots_up_[rk_.rank[t]]);
+    climb(t, slot + 1 + target_seq_ % (k - 1), false, chain2_);
     }
 
     // Other switches that go down: least-loaded of their down links, on a
@@ -305,40 +425,17 @@ class Engine {
       set_stamp_[s] = stamp_;
     }
 
-    // The cone: from the chain's top down, every switch that climbs toward a
-    // switch already aligned with the chain does so, over the least-loaded of
-    // its parallel links.
-    queue_.assign(chain_.rbegin(), chain_.rend());
-    for (size_t h = 0; h < queue_.size(); ++h) {
-      uint32_t a = queue_[h];
-      fresh_.clear();
-      for (uint32_t e = g_.begin(a); e < g_.end(a); ++e) {
-        uint32_t c = g_.remote(e);
-        if (set_stamp_[c] == stamp_) continue;
-        uint32_t er = g_.rev(e);
-        if (!is_cand_[er] || rk_.up(a, c)) continue;  // c must climb to a
-        if (mark_stamp_[c] != stamp_) {
-          mark_stamp_[c] = stamp_;
-          best_[c] = er;
-          fresh_.push_back(c);
-        } else if (cnt_[er] < cnt_[best_[c]]) {
-          best_[c] = er;
-        }
-      }
-      for (uint32_t c : fresh_) {
-        tables_.set(c, lid, g_.port(best_[c]));
-        ++cnt_[best_[c]];
-        set_stamp_[c] = stamp_;
-        queue_.push_back(c);
-      }
-    }
+    push_cone(chain_, cnt_);
+    push_cone(chain2_, sec_);
 
     // Switches outside the cone (missing or drained links): any shortest up
     // link, round-robin.
     for (uint32_t s : up_list_) {
       if (set_stamp_[s] == stamp_) continue;
       uint32_t k = cand_begin_[s + 1] - cand_begin_[s];
-      uint32_t e = cand_[cand_begin_[s] + (cursor_[s]++ % k)];
+      // Offset by the switch index: cursors of like switches advance in step,
+      // and the sources of one destination must not all pick the same slot.
+      uint32_t e = cand_[cand_begin_[s] + ((cursor_[s]++ + s) % k)];
       tables_.set(s, lid, g_.port(e));
     }
   }
@@ -387,6 +484,10 @@ class Engine {
   std::vector<uint8_t> drained_entry_;
   std::vector<uint32_t> cnt_;   // per entry: destinations routed out of it by chain and cone
   std::vector<uint32_t> cnt2_;  // per entry: backup down routes
+  std::vector<uint32_t> sec_;   // per entry: secondary-chain destinations
+  std::vector<uint32_t> base_up_, base_down_, slots_up_;  // per rank
+  Lid lid_;
+  uint32_t target_seq_ = 0;
   std::vector<uint32_t> cursor_;
   std::vector<uint8_t> is_cand_;
 
@@ -400,7 +501,7 @@ class Engine {
   // Per destination.
   uint32_t stamp_ = 0;
   std::vector<uint32_t> set_stamp_, mark_stamp_, best_;
-  std::vector<uint32_t> queue_, chain_, fresh_;
+  std::vector<uint32_t> queue_, chain_, chain2_, fresh_;
 
   // CA ports by switch.
   std::vector<uint32_t> ca_begin_;
