@@ -136,7 +136,7 @@ std::string write_lft_dump(const Fabric& fabric, const ForwardingTables& tables)
     std::span<const uint8_t> ports = tables.row(row);
     for (uint32_t lid = 0; lid < num_lids; ++lid) {
       // OpenSM skips port >= p_sw->num_ports, i.e. anything past the last physical port.
-      if (ports[lid] <= nd.num_ports) total += 11 + (note_at[lid + 1] - note_at[lid]);
+      if (ports[lid] <= nd.num_ports) total += 10 + (note_at[lid + 1] - note_at[lid]);
     }
   }
 
