@@ -4,6 +4,7 @@
 #include <random>
 
 #include "routing/hop_resolver.h"
+#include "routing/natural_order.h"
 #include "routing/switch_graph.h"
 
 namespace railyard::routing {
@@ -11,31 +12,6 @@ namespace railyard::routing {
 namespace {
 
 constexpr uint32_t kNone = SwitchGraph::kNone;
-
-// Natural order: "node2" < "node10".
-bool natural_less(std::string_view a, std::string_view b) {
-  size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[j]))) {
-      size_t i2 = i, j2 = j;
-      while (i2 < a.size() && a[i2] == '0') ++i2;
-      while (j2 < b.size() && b[j2] == '0') ++j2;
-      size_t ie = i2, je = j2;
-      while (ie < a.size() && std::isdigit(static_cast<unsigned char>(a[ie]))) ++ie;
-      while (je < b.size() && std::isdigit(static_cast<unsigned char>(b[je]))) ++je;
-      if (ie - i2 != je - j2) return ie - i2 < je - j2;
-      int c = a.substr(i2, ie - i2).compare(b.substr(j2, je - j2));
-      if (c != 0) return c < 0;
-      i = ie;
-      j = je;
-    } else {
-      if (a[i] != b[j]) return a[i] < b[j];
-      ++i;
-      ++j;
-    }
-  }
-  return a.size() - i < b.size() - j;
-}
 
 std::string describe_channel(const Fabric& f, const SwitchGraph& g, uint32_t e) {
   uint32_t s = g.remote(g.rev(e));

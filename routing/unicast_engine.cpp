@@ -58,6 +58,14 @@ class Engine {
     queue_.reserve(n);
     build_ca_lists();
     compute_slots();
+    // Down entries of every switch, contiguous: the cone walks only these.
+    down_begin_.assign(n + 1, 0);
+    for (uint32_t s = 0; s < n; ++s) {
+      for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
+        if (!rk_.up(s, g_.remote(e))) down_entries_.push_back(e);
+      }
+      down_begin_[s + 1] = static_cast<uint32_t>(down_entries_.size());
+    }
   }
 
   void run(const RoutingOptions& options) {
@@ -364,11 +372,12 @@ class Engine {
     for (size_t h = 0; h < queue_.size(); ++h) {
       uint32_t a = queue_[h];
       fresh_.clear();
-      for (uint32_t e = g_.begin(a); e < g_.end(a); ++e) {
+      for (uint32_t i = down_begin_[a]; i < down_begin_[a + 1]; ++i) {
+        uint32_t e = down_entries_[i];
         uint32_t c = g_.remote(e);
         if (set_stamp_[c] == stamp_) continue;
         uint32_t er = g_.rev(e);
-        if (!is_cand_[er] || rk_.up(a, c)) continue;  // c must climb to a
+        if (!is_cand_[er]) continue;  // c must climb to a
         if (mark_stamp_[c] != stamp_) {
           mark_stamp_[c] = stamp_;
           best_[c] = er;
@@ -486,6 +495,7 @@ class Engine {
   std::vector<uint32_t> cnt2_;  // per entry: backup down routes
   std::vector<uint32_t> sec_;   // per entry: secondary-chain destinations
   std::vector<uint32_t> base_up_, base_down_, slots_up_;  // per rank
+  std::vector<uint32_t> down_begin_, down_entries_;       // per switch, CSR
   Lid lid_;
   uint32_t target_seq_ = 0;
   std::vector<uint32_t> cursor_;
