@@ -182,15 +182,14 @@ void run_diff(const DiffOptions& o) {
   policies::RailNaming naming = load_naming(o.policy);
   std::vector<TopologyDifference> diffs = diff_topologies(a, b, naming);
   if (o.json) {
-    nlohmann::json j;
+    nlohmann::ordered_json j;
     j["a"] = o.a;
     j["b"] = o.b;
     j["equal"] = diffs.empty();
-    nlohmann::json list = nlohmann::json::array();
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const TopologyDifference& d : diffs) {
-      nlohmann::json dj = d.detail;
-      dj["kind"] = d.kind;
-      dj["text"] = d.text;
+      nlohmann::ordered_json dj = {{"kind", d.kind}, {"text", d.text}};
+      for (const auto& [key, value] : d.detail.items()) dj[key] = value;
       list.push_back(dj);
     }
     j["differences"] = list;

@@ -9,7 +9,7 @@
 namespace railyard::cli {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 using routing::Fabric;
 
 // One end of a link, by node GUID and port; ordered so that a link has one key.

@@ -22,7 +22,7 @@ struct TopologyDifference {
   // node_only_in_a/b, node_changed, port_guid_changed, link_only_in_a/b, ca_mapping_changed
   std::string kind;
   std::string text;     // one human-readable line
-  nlohmann::json detail;
+  nlohmann::ordered_json detail;
 };
 
 std::vector<TopologyDifference> diff_topologies(const routing::Fabric& a, const routing::Fabric& b,

@@ -311,8 +311,8 @@ std::string render_topology_text(const Fabric& f, const RailMap& rails, const To
   return o.str();
 }
 
-nlohmann::json render_topology_json(const Fabric& f, const RailMap& rails, const TopologyReport& r) {
-  using nlohmann::json;
+nlohmann::ordered_json render_topology_json(const Fabric& f, const RailMap& rails, const TopologyReport& r) {
+  using json = nlohmann::ordered_json;
   auto node_ref = [&](NodeId n) {
     return json{{"guid", guid_string(f.node(n).guid)}, {"desc", std::string(f.desc(n))}, {"name", std::string(f.name(n))}};
   };

@@ -67,7 +67,7 @@ TopologyReport build_topology_report(const routing::Fabric& fabric, const routin
 // `long_form` lists every switch and every leaf of a rail instead of a sample.
 std::string render_topology_text(const routing::Fabric& fabric, const routing::RailMap& rails,
                                  const TopologyReport& report, bool long_form);
-nlohmann::json render_topology_json(const routing::Fabric& fabric, const routing::RailMap& rails,
+nlohmann::ordered_json render_topology_json(const routing::Fabric& fabric, const routing::RailMap& rails,
                                     const TopologyReport& report);
 
 // Shared formatting helpers (also used by topo diff).
