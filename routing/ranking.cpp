@@ -197,7 +197,22 @@ Ranking rank_switches(const SwitchGraph& g, std::span<const uint32_t> roots) {
             if (colour[s] == root_colour) root_set.push_back(s);
           }
         }
-        rank_from_depth(g, bfs(g, root_set), out);
+        // Pairs of CAs both on the root side would need down-then-up; one
+        // switch of the other side placed above every root (the apex) gives
+        // them a legal peak, while everything else keeps the two layers.
+        std::vector<uint32_t> depth(n, kInf);
+        std::vector<uint8_t> is_root(n, 0);
+        for (uint32_t s : root_set) is_root[s] = 1;
+        for (const auto& comp : components(g)) {
+          uint32_t apex = kInf;
+          for (uint32_t s : comp) {
+            if (is_root[s]) continue;
+            if (apex == kInf || g.end(s) - g.begin(s) > g.end(apex) - g.begin(apex)) apex = s;
+          }
+          for (uint32_t s : comp) depth[s] = is_root[s] ? 1 : 2;
+          if (apex != kInf) depth[apex] = 0;
+        }
+        rank_from_depth(g, depth, out);
       } else {
         out.kind = RankingKind::kCenter;
         rank_from_depth(g, std::vector<uint32_t>(n, kInf), out);

@@ -277,7 +277,7 @@ class Engine {
       for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
         uint32_t r = g_.remote(e);
         if (rk_.up(s, r) == down) continue;  // wrong direction
-        if (tier1 && drained_entry_[e]) continue;
+        if (tier1 && (drained_entry_[e] || !is_tier1(mode_[r]))) continue;  // tier 1 stays clean
         if (val_[r] == kInf || val_[r] + 1 != val_[s]) continue;
         if (down && !is_down(mode_[r])) continue;  // entering going down: it must go down too
         cand_.push_back(e);
@@ -324,6 +324,8 @@ class Engine {
         uint32_t er = g_.rev(e);
         if (!is_cand_[er] || !rk_.up(x, g_.remote(e))) continue;
         if (set_stamp_[g_.remote(e)] == stamp_) continue;  // already routed (primary chain)
+        // A clean switch's traffic never comes down through a drained link.
+        if (is_tier1(mode_[x]) && !is_tier1(mode_[g_.remote(e)])) continue;
         uint32_t count = primary ? cnt_[er] : cnt_[er] + sec_[er];
         uint32_t slot = up_slot(x, e);
         uint32_t dist = (slot + k - want) % k;
