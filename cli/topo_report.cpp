@@ -151,6 +151,13 @@ TopologyReport build_topology_report(const Fabric& f, const RailMap& rails, std:
     }
   }
 
+  // Listed by description (ibnetdiscover prints nodes in discovery order).
+  auto by_desc = [&f](NodeId x, NodeId y) {
+    return std::pair(f.desc(x), f.node(x).guid) < std::pair(f.desc(y), f.node(y).guid);
+  };
+  for (LevelSummary& lv : r.levels) std::sort(lv.switches.begin(), lv.switches.end(), by_desc);
+  std::sort(r.unleveled.begin(), r.unleveled.end(), by_desc);
+
   // Per level: the usual up-link count, and the ports cabled anywhere at the level.
   for (LevelSummary& lv : r.levels) {
     if (lv.switches.empty()) continue;
@@ -226,6 +233,7 @@ TopologyReport build_topology_report(const Fabric& f, const RailMap& rails, std:
     else ++r.cas_without_rail;
   }
   for (uint32_t n : cas_per_host) ++r.hosts_by_ca_count[n];
+  // Leaves come from the sorted level 0, so each rail's list is sorted too.
   if (!r.levels.empty()) {
     for (NodeId s : r.levels[0].switches) {
       int32_t rail = rails.rail[s.value()];

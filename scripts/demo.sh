@@ -41,11 +41,10 @@ demo_start_ibsim() {
   echo "ibsim running (pid $RY_IBSIM_PID, socket $RY_SOCKNAME)"
 }
 
-# Stock OpenSM with its default engine (minhop) for now.
+# Stock OpenSM with its default engine for now.
 demo_start_opensm() {
   ry_start_opensm --timeout 180
-  echo "OpenSM: SUBNET UP ($(grep -m1 -o "routing engine '[^']*'\|building routing with '[^']*'" \
-    "$RY_OPENSM_LOG" || echo "default routing"))"
+  echo "OpenSM: SUBNET UP, routing engine: $(ry_opensm_engine)"
 }
 
 demo_discover() {

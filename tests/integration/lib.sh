@@ -321,6 +321,15 @@ ry_start_opensm() {
   fi
 }
 
+# ry_opensm_engine: the routing engine OpenSM used for its last unicast pass,
+# from "osm_ucast_mgr_process: <engine> tables configured on all switches"
+# (logged at the default log level); empty if none yet. A plugin that failed to
+# load shows up here as a fallback ("minhop").
+ry_opensm_engine() {
+  [[ -f "$RY_OPENSM_LOG" ]] || return 0
+  sed -n 's/.*osm_ucast_mgr_process: \(.*\) tables configured on all switches.*/\1/p' "$RY_OPENSM_LOG" | tail -n 1
+}
+
 # ry_diag CMD [ARGS...]: runs an infiniband-diags tool (ibnetdiscover, ibroute,
 # ibtracert, saquery, smpquery...) against the simulator. Output on stdout;
 # stops after RY_DIAG_TIMEOUT seconds (default 300).
