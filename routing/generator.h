@@ -13,12 +13,22 @@
 //            servers per leaf).
 //  kRailOnly one network per rail, no links between rails: a single leaf per rail
 //            when one group, else a 2-level tree per rail.
-// CA node descriptions are "<host_prefix><NNN> mlx5_<rail>"; GUIDs are
-// deterministic. Removed links are never cabled and are listed.
+// CA node descriptions are "<host_prefix><NNN> mlx5_<rail>" with 1-based,
+// zero-padded host numbers ("node001 mlx5_0"); switch descriptions name the
+// role with 0-based numbers: "leaf g003 r5" (kFatTree: "leaf g003"),
+// "spine s07" (2 levels), "spine p01 s07" (pod 1), "core p07 c03" (plane 7,
+// core 3; plane j joins spine sj of every pod), "spine r2 s05" (rail-only).
+// Record names are "S-<guid16>" / "H-<guid16>" as ibnetdiscover prints them.
+// Nodes are ordered leaves, spines, cores, CAs (server-major); GUIDs are
+// deterministic, each CA its own system image. Removed links are never cabled
+// and are listed. The same spec (seed included) gives the same fabric on every
+// platform. Impossible requests (too big for the levels, more removals than
+// links) are Errors naming the limit.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "routing/fabric.h"
@@ -32,8 +42,10 @@ struct GeneratorSpec {
   TopologyKind kind = TopologyKind::kRoft;
   uint32_t servers = 32;
   uint32_t rails = 8;
-  uint32_t levels = 2;  // 2 or 3
-  uint32_t radix = 64;  // ports per switch, even, >= 4
+  uint32_t levels = 2;  // 2 or 3 (kRailOnly: 2)
+  uint32_t radix = 64;  // ports per switch, even, 4..254
+  // Seeded removals; they add up: per-leaf uplinks go first, then
+  // remove_switch_links picks among the switch-switch links left.
   uint32_t remove_switch_links = 0;  // seeded removal of N switch-switch links
   uint32_t remove_ca_links = 0;      // seeded removal of M CA last-hop links
   uint32_t remove_uplink_per_leaf = 0;  // remove this many uplinks from every leaf
@@ -41,13 +53,15 @@ struct GeneratorSpec {
   std::string host_prefix = "node";
   LinkWidth width = LinkWidth::k4x;
   LinkSpeed speed = LinkSpeed::kHdr;
-  bool assign_lids = false;  // give every switch and CA port a LID
+  bool assign_lids = false;  // LMC 0: switches 1..#switches, then CA ports, in node order
 };
 
 struct GeneratedFabric {
   Fabric fabric;
   std::vector<std::string> removed_links;  // "<node>[port] <-> <node>[port]"
 };
+
+std::string_view to_string(TopologyKind k);  // "roft", "fat-tree", "rail-only"
 
 Result<GeneratedFabric> generate_fabric(const GeneratorSpec& spec);
 
