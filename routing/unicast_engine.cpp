@@ -1,7 +1,11 @@
 #include "routing/unicast_engine.h"
 
 #include <algorithm>
+#include <exception>
+#include <mutex>
 #include <numeric>
+#include <span>
+#include <thread>
 
 #include "routing/switch_graph.h"
 
@@ -27,8 +31,8 @@ bool is_tier1(Mode m) { return m == Mode::kDown || m == Mode::kUp; }
 class Engine {
  public:
   Engine(const Fabric& fabric, const RoutingOptions& options, const SwitchGraph& graph, const Ranking& ranking,
-         RoutingResult& out)
-      : fabric_(fabric), g_(graph), rk_(ranking), tables_(out.tables), report_(out.report) {
+         ForwardingTables& tables, RoutingReport& report)
+      : fabric_(fabric), g_(graph), rk_(ranking), tables_(tables), report_(report) {
     const uint32_t n = g_.num_switches();
     const uint32_t m = g_.num_entries();
     drained_entry_.assign(m, 0);
@@ -44,31 +48,43 @@ class Engine {
     cnt_.assign(m, 0);
     cnt2_.assign(m, 0);
     sec_.assign(m, 0);
-    is_cand_.assign(m, 0);
+    up_dir_.assign(m, 0);
+    for (uint32_t s = 0; s < n; ++s) {
+      for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) up_dir_[e] = rk_.up(s, g_.remote(e)) ? 1 : 0;
+    }
+    clean_only_.assign(n, 0);
+    cand_stamp_.assign(n, 0);
+    cand_first_.assign(n, 0);
+    cand_count_.assign(n, 0);
     cursor_.assign(n, 0);
     dd1_.assign(n, kInf);
     dist1_.assign(n, kInf);
     ddx_.assign(n, kInf);
     mode_.assign(n, Mode::kUnreachable);
     val_.assign(n, kInf);
-    cand_begin_.assign(n + 1, 0);
     set_stamp_.assign(n, 0);
     mark_stamp_.assign(n, 0);
     best_.assign(n, 0);
     queue_.reserve(n);
+    batch_.assign(static_cast<size_t>(kBatch) * n, ForwardingTables::kNoPath);
     build_ca_lists();
     compute_slots();
-    // Down entries of every switch, contiguous: the cone walks only these.
+    // Up and down entries of every switch, each contiguous.
     down_begin_.assign(n + 1, 0);
+    up_begin_.assign(n + 1, 0);
     for (uint32_t s = 0; s < n; ++s) {
       for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
-        if (!rk_.up(s, g_.remote(e))) down_entries_.push_back(e);
+        (up_dir_[e] ? up_entries_ : down_entries_).push_back(e);
       }
       down_begin_[s + 1] = static_cast<uint32_t>(down_entries_.size());
+      up_begin_[s + 1] = static_cast<uint32_t>(up_entries_.size());
     }
   }
 
-  void run(const RoutingOptions& options) {
+  // Routes the leaves of one lane (a contiguous share of the leaf order) and
+  // every lanes-th switch LID. Lanes share nothing but the table, where they
+  // write disjoint LIDs.
+  void run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
     const uint32_t n = g_.num_switches();
     // Targets with CAs, in leaf order (rail, then leaf); their CAs in port order.
     std::vector<uint32_t> leaves;
@@ -80,7 +96,10 @@ class Engine {
         return options.leaf_order_key[a] < options.leaf_order_key[b];
       });
     }
-    for (uint32_t t : leaves) {
+    const size_t first = leaves.size() * lane / lanes, last = leaves.size() * (lane + 1) / lanes;
+    target_seq_ = static_cast<uint32_t>(first);
+    for (size_t li = first; li < last; ++li) {
+      uint32_t t = leaves[li];
       prepare_target(t);
       ++target_seq_;
       for (uint32_t i = ca_begin_[t]; i < ca_begin_[t + 1]; ++i) {
@@ -96,7 +115,7 @@ class Engine {
       }
     }
     // CA ports hanging off nothing: every other CA port misses them.
-    for (PortId p : detached_) {
+    for (PortId p : lane == 0 ? std::span<const PortId>(detached_) : std::span<const PortId>()) {
       const Port& port = fabric_.port(p);
       for (uint32_t k = 0; k < (1u << port.lmc); ++k) {
         Lid lid{static_cast<uint16_t>(port.lid.value + k)};
@@ -109,7 +128,7 @@ class Engine {
     }
     // Switch LIDs (management traffic) after all CAs, so they do not disturb
     // the CA balance.
-    for (uint32_t t = 0; t < n; ++t) {
+    for (uint32_t t = lane; t < n; t += lanes) {
       const Port& p0 = fabric_.port(fabric_.node(g_.node(t)).first_port);
       if (!p0.lid.valid()) continue;
       prepare_target(t);
@@ -186,11 +205,12 @@ class Engine {
     return NodeId();
   }
 
-  // Modes, distances and candidate next hops of every switch toward target t.
+  // Modes and distances of every switch toward target t. Candidate next hops
+  // are derived on demand (cand_ok) and listed lazily (candidates()): most
+  // switches follow a chain or cone and never need their list.
   void prepare_target(uint32_t t) {
-    const uint32_t n = g_.num_switches();
-    // Clear candidate flags of the previous target.
-    for (uint32_t i = 0; i < cand_.size(); ++i) is_cand_[cand_[i]] = 0;
+    ++target_stamp_;
+    cand_.clear();
     std::fill(dd1_.begin(), dd1_.end(), kInf);
 
     // Tier 1, pure-down distance: BFS from t over parent links (reversed down links).
@@ -199,107 +219,117 @@ class Engine {
     queue_.push_back(t);
     for (size_t h = 0; h < queue_.size(); ++h) {
       uint32_t x = queue_[h];
-      for (uint32_t e = g_.begin(x); e < g_.end(x); ++e) {
+      for (uint32_t i = up_begin_[x]; i < up_begin_[x + 1]; ++i) {
+        uint32_t e = up_entries_[i];
         uint32_t p = g_.remote(e);
-        if (drained_entry_[e] || !rk_.up(x, p) || dd1_[p] != kInf) continue;
+        if (drained_entry_[e] || dd1_[p] != kInf) continue;
         dd1_[p] = static_cast<uint16_t>(dd1_[x] + 1);
         queue_.push_back(p);
       }
     }
     // Tier 1, full distance, top-down (parents come first in rk_.order).
     bool any_missing = false;
+    down_list_.clear();
+    up_list_.clear();
     for (uint32_t s : rk_.order) {
       uint16_t d = dd1_[s];
       if (d == kInf) {
-        for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
-          uint32_t u = g_.remote(e);
-          if (drained_entry_[e] || !rk_.up(s, u) || dist1_[u] == kInf) continue;
-          d = std::min<uint16_t>(d, static_cast<uint16_t>(dist1_[u] + 1));
+        for (uint32_t i = up_begin_[s]; i < up_begin_[s + 1]; ++i) {
+          uint32_t e = up_entries_[i];
+          uint16_t du = dist1_[g_.remote(e)];
+          if (du < d - 1 && !drained_entry_[e]) d = static_cast<uint16_t>(du + 1);
         }
       }
       dist1_[s] = d;
-      if (d == kInf) any_missing = true;
       if (d != kInf) {
         mode_[s] = dd1_[s] != kInf ? Mode::kDown : Mode::kUp;
         val_[s] = d;
+        if (s != t) (dd1_[s] != kInf ? down_list_ : up_list_).push_back(s);
       } else {
+        any_missing = true;
         mode_[s] = Mode::kUnreachable;
         val_[s] = kInf;
       }
     }
-    // Tier 2 (drained links allowed) for switches tier 1 cannot serve. Entering
-    // a tier-1 switch going down is legal only if it goes down itself.
-    if (has_drains_ && any_missing) {
-      for (auto it = rk_.order.rbegin(); it != rk_.order.rend(); ++it) {  // bottom-up
-        uint32_t s = *it;
-        if (dist1_[s] != kInf) {
-          ddx_[s] = dd1_[s];
-          continue;
-        }
-        uint16_t d = kInf;
-        for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
-          uint32_t c = g_.remote(e);
-          if (rk_.up(s, c) || ddx_[c] == kInf) continue;
-          d = std::min<uint16_t>(d, static_cast<uint16_t>(ddx_[c] + 1));
-        }
-        ddx_[s] = d;
+    if (has_drains_ && any_missing) prepare_tier2();
+    target_ = t;
+  }
+
+  // Tier 2 (drained links allowed) for switches tier 1 cannot serve. Entering
+  // a tier-1 switch going down is legal only if it goes down itself.
+  void prepare_tier2() {
+    for (auto it = rk_.order.rbegin(); it != rk_.order.rend(); ++it) {  // bottom-up
+      uint32_t s = *it;
+      if (dist1_[s] != kInf) {
+        ddx_[s] = dd1_[s];
+        continue;
       }
-      for (uint32_t s : rk_.order) {  // top-down
-        if (dist1_[s] != kInf) continue;
-        if (ddx_[s] != kInf) {
-          mode_[s] = Mode::kDownDrain;
-          val_[s] = ddx_[s];
-          continue;
-        }
+      uint16_t d = kInf;
+      for (uint32_t i = down_begin_[s]; i < down_begin_[s + 1]; ++i) {
+        uint32_t c = g_.remote(down_entries_[i]);
+        if (ddx_[c] != kInf) d = std::min<uint16_t>(d, static_cast<uint16_t>(ddx_[c] + 1));
+      }
+      ddx_[s] = d;
+    }
+    for (uint32_t s : rk_.order) {  // top-down
+      if (dist1_[s] != kInf) continue;
+      if (ddx_[s] != kInf) {
+        mode_[s] = Mode::kDownDrain;
+        val_[s] = ddx_[s];
+      } else {
         uint16_t d = kInf;
-        for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
-          uint32_t u = g_.remote(e);
-          if (!rk_.up(s, u) || val_[u] == kInf) continue;
-          d = std::min<uint16_t>(d, static_cast<uint16_t>(val_[u] + 1));
+        for (uint32_t i = up_begin_[s]; i < up_begin_[s + 1]; ++i) {
+          uint32_t u = g_.remote(up_entries_[i]);
+          if (val_[u] != kInf) d = std::min<uint16_t>(d, static_cast<uint16_t>(val_[u] + 1));
         }
         mode_[s] = d == kInf ? Mode::kUnreachable : Mode::kUpDrain;
         val_[s] = d;
       }
-    }
-
-    // Candidate next hops (entries), undrained ones only when there are any.
-    cand_.clear();
-    down_list_.clear();
-    up_list_.clear();
-    for (uint32_t s = 0; s < n; ++s) {
-      cand_begin_[s] = static_cast<uint32_t>(cand_.size());
-      Mode ms = mode_[s];
-      if (ms == Mode::kUnreachable || s == t) continue;
-      bool down = is_down(ms);
-      bool tier1 = is_tier1(ms);
-      size_t first = cand_.size();
-      bool any_clean = false;
-      for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
-        uint32_t r = g_.remote(e);
-        if (rk_.up(s, r) == down) continue;  // wrong direction
-        if (tier1 && (drained_entry_[e] || !is_tier1(mode_[r]))) continue;  // tier 1 stays clean
-        if (val_[r] == kInf || val_[r] + 1 != val_[s]) continue;
-        if (down && !is_down(mode_[r])) continue;  // entering going down: it must go down too
-        cand_.push_back(e);
-        any_clean |= !drained_entry_[e];
-      }
-      if (!tier1 && any_clean) {
-        // Keep only undrained candidates.
-        size_t w = first;
-        for (size_t i = first; i < cand_.size(); ++i) {
-          if (!drained_entry_[cand_[i]]) cand_[w++] = cand_[i];
+      if (mode_[s] == Mode::kUnreachable) continue;
+      (is_down(mode_[s]) ? down_list_ : up_list_).push_back(s);
+      // Prefer undrained links when the switch has any usable one.
+      clean_only_[s] = 0;
+      bool down = is_down(mode_[s]);
+      uint32_t b = down ? down_begin_[s] : up_begin_[s], end = down ? down_begin_[s + 1] : up_begin_[s + 1];
+      for (uint32_t i = b; i < end; ++i) {
+        uint32_t e = down ? down_entries_[i] : up_entries_[i];
+        if (!drained_entry_[e] && cand_ok(s, e)) {
+          clean_only_[s] = 1;
+          break;
         }
-        cand_.resize(w);
       }
-      if (cand_.size() == first) {
-        mode_[s] = Mode::kUnreachable;  // cannot happen for consistent distances; be safe
-        continue;
-      }
-      (down ? down_list_ : up_list_).push_back(s);
     }
-    cand_begin_[n] = static_cast<uint32_t>(cand_.size());
-    for (uint32_t e : cand_) is_cand_[e] = 1;
-    target_ = t;
+  }
+
+  // Whether entry e of switch s is a legal shortest next hop toward the target.
+  bool cand_ok(uint32_t s, uint32_t e) const {
+    Mode ms = mode_[s];
+    if (ms == Mode::kUnreachable) return false;
+    bool down = is_down(ms);
+    if (up_dir_[e] == down) return false;  // wrong direction
+    uint32_t r = g_.remote(e);
+    bool tier1 = is_tier1(ms);
+    if (tier1 && (drained_entry_[e] || !is_tier1(mode_[r]))) return false;  // tier 1 stays clean
+    if (val_[r] == kInf || val_[r] + 1 != val_[s]) return false;
+    if (down && !is_down(mode_[r])) return false;  // entering going down: it must go down too
+    if (!tier1 && clean_only_[s] && drained_entry_[e]) return false;
+    return true;
+  }
+
+  // The candidate list of s for the current target: [first, first + count) of cand_.
+  std::pair<uint32_t, uint32_t> candidates(uint32_t s) {
+    if (cand_stamp_[s] != target_stamp_) {
+      cand_stamp_[s] = target_stamp_;
+      cand_first_[s] = static_cast<uint32_t>(cand_.size());
+      bool down = is_down(mode_[s]);
+      uint32_t b = down ? down_begin_[s] : up_begin_[s], end = down ? down_begin_[s + 1] : up_begin_[s + 1];
+      for (uint32_t i = b; i < end; ++i) {
+        uint32_t e = down ? down_entries_[i] : up_entries_[i];
+        if (cand_ok(s, e)) cand_.push_back(e);
+      }
+      cand_count_[s] = static_cast<uint32_t>(cand_.size()) - cand_first_[s];
+    }
+    return {cand_first_[s], cand_count_[s]};
   }
 
   // Slot of an entry of switch x: its port number counted from the lowest up
@@ -322,7 +352,7 @@ class Engine {
       uint32_t preferred = kNone, min_count = UINT32_MAX;
       for (uint32_t e = g_.begin(x); e < g_.end(x); ++e) {
         uint32_t er = g_.rev(e);
-        if (!is_cand_[er] || !rk_.up(x, g_.remote(e))) continue;
+        if (!up_dir_[e] || !cand_ok(g_.remote(e), er)) continue;
         if (set_stamp_[g_.remote(e)] == stamp_) continue;  // already routed (primary chain)
         // A clean switch's traffic never comes down through a drained link.
         if (is_tier1(mode_[x]) && !is_tier1(mode_[g_.remote(e)])) continue;
@@ -343,7 +373,7 @@ class Engine {
         if (pc <= min_count + 1) best = preferred;
       }
       uint32_t parent = owner(best);  // best is the parent's entry toward x
-      tables_.set(parent, lid_, g_.port(best));
+      put(parent, g_.port(best));
       ++(primary ? cnt_ : sec_)[best];
       set_stamp_[parent] = stamp_;
       chain.push_back(parent);
@@ -358,7 +388,7 @@ class Engine {
     const uint32_t k = std::max<uint32_t>(1, slots_up_[rk_.rank[x]]);
     bool any = false;
     for (uint32_t e = g_.begin(x); e < g_.end(x); ++e) {
-      if (!is_cand_[g_.rev(e)] || !rk_.up(x, g_.remote(e))) continue;
+      if (!up_dir_[e] || !cand_ok(g_.remote(e), g_.rev(e))) continue;
       any = true;
       if (up_slot(x, e) == pref % k) return true;
     }
@@ -379,7 +409,7 @@ class Engine {
         uint32_t c = g_.remote(e);
         if (set_stamp_[c] == stamp_) continue;
         uint32_t er = g_.rev(e);
-        if (!is_cand_[er]) continue;  // c must climb to a
+        if (!cand_ok(c, er)) continue;  // c must climb to a
         if (mark_stamp_[c] != stamp_) {
           mark_stamp_[c] = stamp_;
           best_[c] = er;
@@ -389,7 +419,7 @@ class Engine {
         }
       }
       for (uint32_t c : fresh_) {
-        tables_.set(c, lid_, g_.port(best_[c]));
+        put(c, g_.port(best_[c]));
         ++load[best_[c]];
         set_stamp_[c] = stamp_;
         queue_.push_back(c);
@@ -400,7 +430,8 @@ class Engine {
   void route_destination(Lid lid, uint32_t t, uint8_t port_at_target, uint32_t slot) {
     ++stamp_;
     lid_ = lid;
-    tables_.set(t, lid, port_at_target);
+    begin_column(lid);
+    put(t, port_at_target);
     set_stamp_[t] = stamp_;
     ++report_.lids_routed;
 
@@ -427,11 +458,13 @@ class Engine {
     // separate counter so that these backup routes do not steer the chain.
     for (uint32_t s : down_list_) {
       if (set_stamp_[s] == stamp_) continue;
-      uint32_t best = cand_[cand_begin_[s]];
-      for (uint32_t i = cand_begin_[s] + 1; i < cand_begin_[s + 1]; ++i) {
+      auto [first, count] = candidates(s);
+      if (count == 0) continue;
+      uint32_t best = cand_[first];
+      for (uint32_t i = first + 1; i < first + count; ++i) {
         if (cnt2_[cand_[i]] < cnt2_[best]) best = cand_[i];
       }
-      tables_.set(s, lid, g_.port(best));
+      put(s, g_.port(best));
       ++cnt2_[best];
       set_stamp_[s] = stamp_;
     }
@@ -443,14 +476,39 @@ class Engine {
     // link, round-robin.
     for (uint32_t s : up_list_) {
       if (set_stamp_[s] == stamp_) continue;
-      uint32_t k = cand_begin_[s + 1] - cand_begin_[s];
+      auto [first, k] = candidates(s);
+      if (k == 0) continue;
       // Offset by the switch index: cursors of like switches advance in step,
       // and the sources of one destination must not all pick the same slot.
-      uint32_t e = cand_[cand_begin_[s] + ((cursor_[s]++ + s) % k)];
-      tables_.set(s, lid, g_.port(e));
+      uint32_t e = cand_[first + ((cursor_[s]++ + s) % k)];
+      put(s, g_.port(e));
     }
   }
 
+  // Entries of one destination are produced switch by switch, i.e. one byte
+  // in every row of the table: written directly that is a cache (and TLB)
+  // miss per entry. They go to a destination-major batch instead, flushed
+  // row by row.
+  static constexpr uint32_t kBatch = 64;
+  void begin_column(Lid lid) {
+    if (batch_lids_.size() == kBatch) flush();
+    batch_lids_.push_back(lid);
+    column_ = batch_.data() + (batch_lids_.size() - 1) * g_.num_switches();
+    std::fill(column_, column_ + g_.num_switches(), ForwardingTables::kNoPath);
+  }
+  void put(uint32_t s, uint8_t port) { column_[s] = port; }
+
+ public:
+  void flush() {
+    const uint32_t n = g_.num_switches();
+    for (uint32_t s = 0; s < n; ++s) {
+      auto row = tables_.row(s);
+      for (size_t b = 0; b < batch_lids_.size(); ++b) row[batch_lids_[b].value] = batch_[b * n + s];
+    }
+    batch_lids_.clear();
+  }
+
+ private:
   // Switch owning entry e.
   uint32_t owner(uint32_t e) const { return g_.remote(g_.rev(e)); }
 
@@ -498,16 +556,22 @@ class Engine {
   std::vector<uint32_t> sec_;   // per entry: secondary-chain destinations
   std::vector<uint32_t> base_up_, base_down_, slots_up_;  // per rank
   std::vector<uint32_t> down_begin_, down_entries_;       // per switch, CSR
+  std::vector<uint32_t> up_begin_, up_entries_;
   Lid lid_;
   uint32_t target_seq_ = 0;
+  std::vector<uint8_t> batch_;
+  std::vector<Lid> batch_lids_;
+  uint8_t* column_ = nullptr;
   std::vector<uint32_t> cursor_;
-  std::vector<uint8_t> is_cand_;
+  std::vector<uint8_t> up_dir_;      // per entry: 1 = toward a higher switch
+  std::vector<uint8_t> clean_only_;  // per switch, tier 2: skip drained candidates
 
   // Per target.
   uint32_t target_ = kNone;
   std::vector<uint16_t> dd1_, dist1_, ddx_, val_;
   std::vector<Mode> mode_;
-  std::vector<uint32_t> cand_begin_, cand_;
+  uint32_t target_stamp_ = 0;
+  std::vector<uint32_t> cand_stamp_, cand_first_, cand_count_, cand_;
   std::vector<uint32_t> down_list_, up_list_;
 
   // Per destination.
@@ -549,8 +613,41 @@ Result<RoutingResult> route_unicast(const Fabric& fabric, const RoutingOptions& 
   out.report.levels = ranking.levels;
   out.report.roots = static_cast<uint32_t>(ranking.roots.size());
   out.report.switches = graph.num_switches();
-  Engine engine(fabric, options, graph, ranking, out);
-  engine.run(options);
+  // Two lanes, always, so the tables do not depend on the machine; each runs
+  // on its own thread. Within a lane destinations are balanced by the lane's
+  // counters; on a healthy tree the nominal slots decide and the lanes agree
+  // with a single pass exactly.
+  constexpr uint32_t kLanes = 2;
+  std::vector<RoutingReport> reports(kLanes);
+  std::vector<std::thread> threads;
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  for (uint32_t lane = 0; lane < kLanes; ++lane) {
+    threads.emplace_back([&, lane] {
+      try {
+        Engine engine(fabric, options, graph, ranking, out.tables, reports[lane]);
+        engine.run(options, lane, kLanes);
+        engine.flush();
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(failure_mutex);
+        failure = std::current_exception();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  if (failure) std::rethrow_exception(failure);
+  for (const RoutingReport& r : reports) {
+    out.report.ca_ports = std::max(out.report.ca_ports, r.ca_ports);
+    out.report.lids_routed += r.lids_routed;
+    out.report.unreachable_pairs += r.unreachable_pairs;
+    out.report.drained_pairs += r.drained_pairs;
+    out.report.unreachable.insert(out.report.unreachable.end(), r.unreachable.begin(), r.unreachable.end());
+    out.report.through_drained.insert(out.report.through_drained.end(), r.through_drained.begin(),
+                                      r.through_drained.end());
+  }
+  auto by_lid = [](const DestinationIssue& a, const DestinationIssue& b) { return a.lid < b.lid; };
+  std::sort(out.report.unreachable.begin(), out.report.unreachable.end(), by_lid);
+  std::sort(out.report.through_drained.begin(), out.report.through_drained.end(), by_lid);
   return out;
 }
 
