@@ -115,9 +115,10 @@ ry_assert_eq $((SERVERS * RAILS)) "$ncas" "CAs with a LID in the discovered topo
   awk -F'|' '{ print $2 "|" $4; print $3 "|" $4 }' cas.txt
 } | tr 'A-F' 'a-f' | sort -u >guid_desc.txt
 
-# Seeded pairs: first a same-leaf and a same-rail pair, then random ones.
-awk -v n="$PAIRS" -v seed="$SEED" -v total="$ncas" 'BEGIN { srand(seed)
-    print 1, 2; print 1, 1 + int(total / 2)
+# Seeded pairs (cas.txt is sorted by "nodeNNN mlx5_R"): first a same-leaf pair
+# (next server, same rail) and a cross-rail pair (same server), then random ones.
+awk -v n="$PAIRS" -v seed="$SEED" -v total="$ncas" -v rails="$RAILS" 'BEGIN { srand(seed)
+    print 1, 1 + rails; print 1, 2
     for (k = 2; k < n; k++) { a = 1 + int(rand() * total); do b = 1 + int(rand() * total); while (b == a); print a, b } }' >pairs.idx
 checked=0
 while read -r ia ib; do
