@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# measure_reroute.sh — how fast stock OpenSM reacts to a link failure on ibsim,
+# and how much of the forwarding state it rewrites.
+#
+#   bash scripts/measure_reroute.sh [options] [--] <railyard topo gen arguments>
+#   bash scripts/measure_reroute.sh --engines "ftree updn" -- --servers 64 --rails 8 --levels 2 --radix 32
+#
+# For each engine: a fresh ibsim (console mode) runs the generated fabric under
+# OpenSM `-R <engine>` (log_flags 0x43, dump_files_dir, per-module logging of
+# osm_ucast_mgr.c). After SUBNET UP the script cuts one leaf uplink with the
+# ibsim console (`Unlink "<leaf>"[<port>]`, the first leaf's first uplink unless
+# --link says otherwise), waits for the next SUBNET UP, then puts it back
+# (`ReLink`) and waits again. From the OpenSM log (wall-clock timestamps in
+# microseconds, the same clock as the script's) it reports, for both events:
+#   trap     Unlink -> first "Received Generic Notice" / trap line after it
+#   route    "building routing with" -> "tables configured on all switches"
+#   tables   Unlink -> "tables configured on all switches" (LFT MADs sent)
+#   up       Unlink -> "SUBNET UP" (all MADs answered: the new LFTs are on the switches)
+# the engine(s) tried and used, and the LFT change: entries and 64-entry LFT
+# blocks that differ between OpenSM's opensm-lfts.dump before and after.
+# Prints a Markdown table.
+#
+# Options:
+#   --railyard BIN     railyard binary (default: $RAILYARD, else build-cmp/, build/release/)
+#   --engines "A B"    OpenSM engines (default: ftree updn)
+#   --link 'NODE[P]'   the link end to cut, as the ibsim console names it (default: first leaf uplink)
+#   --timeout S        per wait (default 300)
+#   --keep             keep the work directory
+#   --title TEXT       heading
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=../tests/integration/lib.sh
+source "$root/tests/integration/lib.sh"
+
+usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
+
+railyard=${RAILYARD:-}
+engines="ftree updn"
+link=""
+timeout=300
+title=""
+gen_args=()
+while (($#)); do
+  case $1 in
+    --railyard) railyard=$2; shift 2 ;;
+    --engines) engines=$2; shift 2 ;;
+    --link) link=$2; shift 2 ;;
+    --timeout) timeout=$2; shift 2 ;;
+    --keep) RY_KEEP_TMP=1; shift ;;
+    --title) title=$2; shift 2 ;;
+    -h|--help) usage ;;
+    --) shift; gen_args+=("$@"); break ;;
+    *) gen_args+=("$1"); shift ;;
+  esac
+done
+if [[ -z "$railyard" ]]; then
+  for c in "$root/build-cmp/railyard" "$root/build/release/railyard"; do
+    [[ -x "$c" ]] && { railyard=$c; break; }
+  done
+fi
+[[ -n "$railyard" && -x "$railyard" ]] || ry_fail "no railyard binary (build it, or pass --railyard BIN)"
+railyard=$(realpath "$railyard")
+ry_require_tools ibsim opensm
+ry_tmpdir
+[[ -n "${RY_KEEP_TMP:-}" ]] && ry_log "work directory: $RY_TMP"
+
+"$railyard" topo gen "${gen_args[@]}" -o fabric.net 2>gen.err || { cat gen.err >&2; ry_fail "topo gen failed"; }
+gen_summary=$(grep -m1 '^generated' gen.err | sed 's/ -> fabric.net$//; s/^generated //')
+
+if [[ -z "$link" ]]; then
+  # The first leaf (by description) and its first port cabled to a switch.
+  link=$(awk '/^Switch/ { name = $3; d = $0; sub(/^[^#]*# "/, "", d); sub(/".*$/, "", d); leaf = (d ~ /^leaf/); next }
+              /^(Ca|Hca|Rt)/ { leaf = 0; next }
+              leaf && /^\[[0-9]+\]/ && /"S-/ { p = $1; gsub(/[^0-9]/, "", p); print d "\t" name "[" p "]" }' fabric.net |
+         sort | head -n 1 | cut -f2)
+fi
+[[ -n "$link" ]] || ry_fail "no leaf uplink found in the fabric"
+link_desc=$(awk -v n="${link%%[*}" '/^Switch/ && $3 == n { d = $0; sub(/^[^#]*# "/, "", d); sub(/".*$/, "", d); print d }' fabric.net)
+echo 'osm_ucast_mgr.c 0x07' >per_module.conf
+
+now_us() { date +%H:%M:%S.%N | awk -F'[:.]' '{ printf "%.0f\n", (($1 * 60 + $2) * 60 + $3) * 1e6 + substr($4, 1, 6) }'; }
+# OpenSM log line "Mon DD HH:MM:SS usec [...]" -> microseconds since midnight
+log_us() { awk '{ split($3, t, ":"); printf "%.0f\n", ((t[1] * 60 + t[2]) * 60 + t[3]) * 1e6 + $4 }'; }
+ms() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "") { print "n/a"; exit } d = b - a; if (d < 0) d += 86400e6; printf "%.0f", d / 1000 }'; }
+
+# Lines of the log after line N matching a regex; the first one's time.
+first_after() { tail -n +"$(($1 + 1))" "$RY_OPENSM_LOG" | grep -E -m1 -- "$2" | log_us || true; }
+last_after() { tail -n +"$(($1 + 1))" "$RY_OPENSM_LOG" | grep -E -- "$2" | tail -n 1 | log_us || true; }
+
+# "sw lid port" from an opensm-lfts.dump
+norm() {
+  awk '/^Unicast lids/ { match($0, / guid 0x[0-9a-fA-F]+/); sw = substr($0, RSTART + 6, RLENGTH - 6); next }
+       /^0x[0-9a-fA-F]+ +[0-9]+ / { printf "%s %s %d\n", sw, tolower($1), $2 + 0 }' "$1"
+}
+# changed entries and 64-entry blocks between two dumps
+lft_change() {
+  awk 'function hex(s,   i, v) { s = tolower(substr(s, 3)); v = 0
+         for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return v }
+       FNR == NR { a[$1 " " $2] = $3; next }
+       { k = $1 " " $2; b[k] = $3 }
+       END { for (k in a) if (!(k in b)) { gone++; mark(k) } else if (a[k] != b[k]) { moved++; mark(k) }
+             for (k in b) if (!(k in a)) { added++; mark(k) }
+             for (k in blk) nb++; for (k in sws) ns++
+             printf "%d entries (%d moved, %d new, %d gone); %d blocks on %d switches\n", ne, moved, added, gone, nb, ns }
+       function mark(k,   f) { split(k, f, " "); ne++; blk[f[1] " " int(hex(f[2]) / 64)] = 1; sws[f[1]] = 1 }' \
+    <(norm "$1") <(norm "$2")
+}
+
+rows=()
+status=0
+for e in $engines; do
+  rm -f "$RY_TMP/ibsim.console"
+  ry_start_ibsim fabric.net --console
+  ry_start_opensm --timeout "$timeout" --conf 'log_flags 0x43' \
+    --conf "per_module_logging_file $RY_TMP/per_module.conf" -- -R "$e"
+  cp "$RY_OPENSM_DIR/opensm-lfts.dump" "$e.before.dump"
+  engine0=$(ry_opensm_engine)
+  for ev in Unlink ReLink; do
+    n0=$(wc -l <"$RY_OPENSM_LOG")
+    ups=$(ry_log_count 'SUBNET UP')
+    t0=$(now_us)
+    ry_ibsim_cmd "$ev $link"
+    ry_wait_log 'SUBNET UP' "$timeout" "$RY_OPENSM_LOG" $((ups + 1))
+    sleep 0.5  # the dump is written before SUBNET UP; let a racing sweep settle
+    cp "$RY_OPENSM_DIR/opensm-lfts.dump" "$e.$ev.dump"
+    tail -n +"$((n0 + 1))" "$RY_OPENSM_LOG" >"$e.$ev.log"
+    t_trap=$(first_after "$n0" 'Generic Notice|[Tt]rap|HEAVY SWEEP|heavy sweep')
+    t_build=$(first_after "$n0" 'building routing with')
+    t_conf=$(last_after "$n0" 'tables configured on all switches')
+    t_up=$(first_after "$n0" 'SUBNET UP')
+    tried=$(sed -n "s/.*building routing with '\([^']*\)'.*/\1/p" "$e.$ev.log" | paste -sd, -)
+    used=$(sed -n 's/.*osm_ucast_mgr_process: \(.*\) tables configured on all switches.*/\1/p' "$e.$ev.log" | tail -n 1)
+    prev=$e.before.dump
+    [[ $ev == ReLink ]] && prev=$e.Unlink.dump
+    change=$(lft_change "$prev" "$e.$ev.dump")
+    eng="${used:-?}"
+    [[ "$tried" == *,* ]] && eng="$eng (tried $tried)"
+    rows+=("| $e | $ev | $engine0 -> $eng | $(ms "$t0" "$t_trap") | $(ms "$t_build" "$t_conf") | $(ms "$t0" "$t_conf") | $(ms "$t0" "$t_up") | $change |")
+    [[ -n "$used" ]] || status=1
+  done
+  ry_stop_ibsim
+done
+
+echo "#### ${title:-railyard topo gen ${gen_args[*]}}"
+echo
+port=${link##*[}; port=${port%]}
+echo "Fabric: $gen_summary. Link cut and restored: \`$link\` (\"$link_desc\" port $port)."
+echo
+echo "| engine | event | engine used (before -> after) | to trap/sweep (ms) | route (ms, log) | to tables sent (ms) | to SUBNET UP (ms) | LFT change vs. the tables before the event (OpenSM dumps) |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+printf '%s\n' "${rows[@]}"
+echo
+exit "$status"

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# scripts/measure_reroute.sh on a small ROFT (16 servers x 4 rails, radix 16):
+# for ftree and updn, a leaf uplink is cut and restored on the ibsim console;
+# each event must give a row with times from the OpenSM log and a non-empty
+# LFT change. ftree must be seen falling back to minhop after the cut (it
+# refuses a fat tree with a missing switch link, OPENSM_NOTES.md) and coming
+# back when the link returns.
+#
+# Usage (ctest does this): measure_reroute_test.sh RAILYARD_BIN SOURCE_DIR BINARY_DIR
+set -euo pipefail
+
+RAILYARD=$(realpath "$1")
+SRC=$2
+# shellcheck source=lib.sh
+source "$SRC/tests/integration/lib.sh"
+ry_require_tools ibsim opensm
+ry_tmpdir
+
+rc=0
+RY_KEEP_TMP='' bash "$SRC/scripts/measure_reroute.sh" --railyard "$RAILYARD" \
+  -- --servers 16 --rails 4 --levels 2 --radix 16 >table.md 2>reroute.err || rc=$?
+if [[ $rc -ne 0 ]]; then
+  cat table.md reroute.err >&2
+  ry_fail "measure_reroute.sh exited $rc"
+fi
+cat table.md >&2
+ry_assert_file_contains table.md 'Link cut and restored: `"S-[0-9a-f]+"\[[0-9]+\]` \("leaf ' "the cut link"
+ry_assert_eq 4 "$(grep -Ec '^\| (ftree|updn) \| (Unlink|ReLink) \|' table.md)" "a row per engine and event"
+n='[0-9]+'
+while IFS= read -r row; do
+  [[ "$row" =~ \|\ $n\ \|\ $n\ \|\ $n\ \|\ $n\ \|\ ([0-9]+)\ entries ]] || ry_fail "row without numbers: $row"
+  ((BASH_REMATCH[1] > 0)) || ry_fail "no LFT change after the event: $row"
+done < <(grep -E '^\| (ftree|updn) \|' table.md)
+ry_assert_file_contains table.md '^\| ftree \| Unlink \| ftree -> minhop \(tried ftree,minhop\) \|' "ftree falls back after a cut"
+ry_assert_file_contains table.md '^\| ftree \| ReLink \| ftree -> ftree \|' "ftree back after the link returns"
+ry_pass "measure_reroute.sh: reaction to Unlink/ReLink measured for ftree and updn"
