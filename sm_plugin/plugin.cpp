@@ -1,0 +1,136 @@
+// libosmrailyard.so: railyard as an OpenSM 3.3.23 routing engine.
+//
+// OpenSM loads the library named by `event_plugin_name osmrailyard` (dlopen of
+// libosmrailyard.so) and reads its one exported symbol, `osm_event_plugin`.
+// create() reads the plugin configuration (event_plugin_options = path to a
+// YAML file, plugin_config.h) and registers the external routing engine
+// "railyard", which `routing_engine railyard` then selects. setup() fills only
+// ucast_build_fwd_tables: OpenSM computes the min-hop matrices itself
+// (build_lid_matrices NULL), which multicast and SA path records use.
+//
+// The C boundary: nothing may unwind into OpenSM (C code, compiled without
+// unwind tables). Every entry point catches everything, logs it and returns
+// OpenSM's failure value (-1 from the routing callback: OpenSM falls back to
+// the next engine, then minhop; NULL from create(): the plugin is skipped).
+#include <exception>
+#include <memory>
+#include <new>
+
+#include "sm_plugin/osm_headers.h"
+#include "sm_plugin/osm_logger.h"
+#include "sm_plugin/plugin_config.h"
+#include "sm_plugin/routing_pass.h"
+
+namespace railyard::sm_plugin {
+
+namespace {
+
+constexpr const char* kEngineName = "railyard";
+
+// The plugin's state, owned by OpenSM through the create()/delete() pair.
+// Declaration order matters: pass_ holds a reference to logger_.
+struct Plugin {
+  Plugin(osm_opensm_t* osm, LoadedConfig loaded)
+      : osm_(osm), logger_(&osm->log), config_(std::move(loaded.config)), pass_(osm, config_, logger_) {
+    logger_.set_level(config_.log_level);
+  }
+  osm_opensm_t* osm_;
+  OsmLogger logger_;
+  PluginConfig config_;
+  RoutingPass pass_;
+};
+
+void log_exception(osm_opensm_t* osm, const char* where) noexcept {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    osm_log(&osm->log, OSM_LOG_ERROR, "railyard: %s: internal error: %s\n", where, e.what());
+  } catch (...) {
+    osm_log(&osm->log, OSM_LOG_ERROR, "railyard: %s: internal error (unknown exception)\n", where);
+  }
+}
+
+// ucast_build_fwd_tables: 0 = tables written, -1 = OpenSM falls back.
+int build_fwd_tables(void* context) noexcept {
+  auto* plugin = static_cast<Plugin*>(context);
+  try {
+    return plugin->pass_.run();
+  } catch (...) {
+    log_exception(plugin->osm_, "routing pass refused, OpenSM falls back");
+    return -1;
+  }
+}
+
+int setup_engine(osm_routing_engine_t* engine, osm_opensm_t* osm) noexcept {
+  // OpenSM copied our context into engine->context before calling setup.
+  if (engine == nullptr || engine->context == nullptr) {
+    osm_log(&osm->log, OSM_LOG_ERROR, "railyard: setup called without the plugin context\n");
+    return -1;
+  }
+  engine->build_lid_matrices = nullptr;  // OpenSM's min-hop matrices
+  engine->ucast_build_fwd_tables = build_fwd_tables;
+  engine->ucast_dump_tables = nullptr;   // never called by 3.3.23
+  engine->destroy = nullptr;             // the plugin's delete() owns the context
+  static_cast<Plugin*>(engine->context)->logger_.log(LogLevel::kVerbose, "routing engine '%s' set up", kEngineName);
+  return 0;
+}
+
+void* create(osm_opensm_t* osm) noexcept {
+  if (osm == nullptr) return nullptr;
+  std::unique_ptr<Plugin> plugin;
+  try {
+    LoadedConfig loaded = load_plugin_config(osm->subn.opt.event_plugin_options);
+    const std::string note = loaded.note;
+    const bool note_is_error = loaded.error;
+    plugin = std::make_unique<Plugin>(osm, std::move(loaded));
+    plugin->logger_.log(note_is_error ? LogLevel::kError : LogLevel::kInfo, "%s", note.c_str());
+    plugin->logger_.log(LogLevel::kInfo, "policy file: %s; log_level %s",
+                        plugin->config_.policy_file.empty() ? "(none, default policy)"
+                                                            : plugin->config_.policy_file.c_str(),
+                        std::string(to_string(plugin->config_.log_level)).c_str());
+  } catch (...) {
+    log_exception(osm, "create");
+    return nullptr;
+  }
+
+  // Registered last: if create() fails, OpenSM dlclose()s the library, and a
+  // registered engine would then point into unmapped code.
+  external_routing_engine_module_t module{kEngineName, setup_engine, plugin.get()};
+  const cl_status_t st = osm_register_external_routing_engine(osm, &module, plugin.get());
+  if (st != CL_SUCCESS) {
+    osm_log(&osm->log, OSM_LOG_ERROR, "railyard: cannot register routing engine '%s' (status %d)\n", kEngineName,
+            static_cast<int>(st));
+    return nullptr;
+  }
+  plugin->logger_.log(LogLevel::kInfo, "routing engine '%s' registered (select it with 'routing_engine %s')",
+                      kEngineName, kEngineName);
+  return plugin.release();
+}
+
+void destroy(void* data) noexcept {
+  auto* plugin = static_cast<Plugin*>(data);
+  if (plugin == nullptr) return;
+  try {
+    plugin->logger_.log(LogLevel::kVerbose, "unloading after %llu routing passes",
+                        static_cast<unsigned long long>(plugin->pass_.passes()));
+  } catch (...) {
+  }
+  delete plugin;
+}
+
+}  // namespace
+
+}  // namespace railyard::sm_plugin
+
+// The one exported symbol (libosmrailyard.map, -fvisibility=hidden).
+extern "C" {
+#if OSM_EVENT_PLUGIN_INTERFACE_VER != 2
+#error "railyard's plugin is written for OpenSM's event plugin interface version 2"
+#endif
+__attribute__((visibility("default"))) osm_event_plugin_t osm_event_plugin = {
+    OSM_VERSION,
+    railyard::sm_plugin::create,
+    railyard::sm_plugin::destroy,
+    nullptr,  // report: no events are needed to route
+};
+}

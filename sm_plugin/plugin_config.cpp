@@ -1,0 +1,85 @@
+#include "sm_plugin/plugin_config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace railyard::sm_plugin {
+
+namespace {
+
+std::string at(std::string_view source, const YAML::Mark& mark, const std::string& reason) {
+  std::string out(source);
+  if (mark.line >= 0) out += ": line " + std::to_string(mark.line + 1);
+  return out + ": " + reason;
+}
+
+}  // namespace
+
+Result<PluginConfig> parse_plugin_config(std::string_view text, std::string_view source_name) {
+  PluginConfig config;
+  config.source = std::string(source_name);
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    return Error{at(source_name, e.mark, e.msg)};
+  }
+  if (!root || root.IsNull()) return config;  // empty file: defaults
+  if (!root.IsMap()) return Error{at(source_name, root.Mark(), "expected a mapping with policy_file, log_level")};
+  try {
+    for (const auto& kv : root) {
+      const std::string key = kv.first.as<std::string>();
+      const YAML::Node& value = kv.second;
+      if (key == "policy_file") {
+        if (value.IsNull()) continue;
+        if (!value.IsScalar()) return Error{at(source_name, value.Mark(), "policy_file: expected a path")};
+        config.policy_file = value.as<std::string>();
+      } else if (key == "log_level") {
+        if (!value.IsScalar() || !parse_log_level(value.as<std::string>(), config.log_level)) {
+          return Error{at(source_name, value.Mark(), "log_level: expected one of error, info, verbose, debug")};
+        }
+      } else {
+        return Error{at(source_name, kv.first.Mark(), "unknown key '" + key + "' (expected policy_file, log_level)")};
+      }
+    }
+  } catch (const YAML::Exception& e) {
+    return Error{at(source_name, e.mark, e.msg)};
+  }
+  // A relative policy path is read next to the config, not from OpenSM's cwd
+  // (a daemon's cwd is usually /).
+  if (!config.policy_file.empty() && !source_name.empty()) {
+    std::filesystem::path p(config.policy_file);
+    if (p.is_relative()) config.policy_file = (std::filesystem::path(source_name).parent_path() / p).string();
+  }
+  return config;
+}
+
+LoadedConfig load_plugin_config(const char* path) {
+  LoadedConfig out;
+  if (path == nullptr || *path == '\0') {
+    out.note = "no event_plugin_options: default configuration (default policy, log_level info)";
+    return out;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    out.note = std::string(path) + ": cannot read the plugin configuration: default configuration in force";
+    out.error = true;
+    return out;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto parsed = parse_plugin_config(text.str(), path);
+  if (!parsed) {
+    out.note = parsed.error().message + "; default configuration in force";
+    out.error = true;
+    return out;
+  }
+  out.config = std::move(parsed).value();
+  out.note = std::string("configuration from ") + path;
+  return out;
+}
+
+}  // namespace railyard::sm_plugin

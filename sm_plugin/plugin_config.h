@@ -1,0 +1,41 @@
+// PluginConfig: the plugin's own settings, from the YAML file named by
+// OpenSM's `event_plugin_options`.
+//
+//   policy_file: <path>   # railyard policy (policies/policy_loader.h); relative
+//                         # paths are taken from the config file's folder.
+//                         # Absent: the default policy.
+//   log_level: info       # error | info | verbose | debug
+//
+// Every key is optional. Read once, when OpenSM loads the plugin. A missing
+// option or file gives the defaults (and a log line saying so); a file that
+// does not parse also gives the defaults, with "<file>: line <n>: <reason>".
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "routing/result.h"
+#include "sm_plugin/osm_logger.h"
+
+namespace railyard::sm_plugin {
+
+struct PluginConfig {
+  std::string source;       // the file it came from; empty for defaults
+  std::string policy_file;  // absolute or relative to the process; empty = default policy
+  LogLevel log_level = LogLevel::kInfo;
+};
+
+// Pure: parses `text`; `source_name` labels errors and anchors a relative
+// policy_file (its folder).
+Result<PluginConfig> parse_plugin_config(std::string_view text, std::string_view source_name);
+
+// What create() uses: reads `path` (OpenSM's event_plugin_options, may be null
+// or empty). Never fails: problems become defaults plus a `note` to log.
+struct LoadedConfig {
+  PluginConfig config;
+  std::string note;   // why the defaults are in force, or what was read
+  bool error = false; // the note is an error (file unreadable or invalid)
+};
+LoadedConfig load_plugin_config(const char* path);
+
+}  // namespace railyard::sm_plugin

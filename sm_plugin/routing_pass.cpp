@@ -1,0 +1,148 @@
+#include "sm_plugin/routing_pass.h"
+
+#include <chrono>
+#include <string>
+
+#include "routing/rails.h"
+#include "routing/routing_plan.h"
+#include "routing/unicast_engine.h"
+#include "sm_plugin/subnet_snapshot.h"
+#include "sm_plugin/table_writer.h"
+
+namespace railyard::sm_plugin {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+// At most this many destinations are named per kind of issue; the counts are
+// always complete.
+constexpr size_t kIssuesLogged = 10;
+
+}  // namespace
+
+int RoutingPass::run() {
+  ++passes_;
+  const auto t_total = Clock::now();
+
+  // Stage 0: the policy in force (re-read when its file changed).
+  auto refresh = policy_.refresh();
+  if (refresh.kind == PolicySource::Refresh::Kind::kError) {
+    logger_.log(LogLevel::kError, "policy error: %s", refresh.message.c_str());
+  } else if (refresh.kind == PolicySource::Refresh::Kind::kLoaded) {
+    logger_.log(LogLevel::kInfo, "%s", refresh.message.c_str());
+  }
+
+  // Stage 1: snapshot.
+  auto t = Clock::now();
+  auto snap = take_snapshot(osm_->subn);
+  const double snapshot_ms = ms_since(t);
+  if (!snap) {
+    logger_.log(LogLevel::kError, "pass %llu refused, OpenSM falls back: subnet not usable: %s",
+                static_cast<unsigned long long>(passes_), snap.error().message.c_str());
+    return -1;
+  }
+  const routing::Fabric& fabric = snap->fabric;
+  if (fabric.switches().empty()) {
+    logger_.log(LogLevel::kError, "pass %llu refused, OpenSM falls back: no switches in the subnet",
+                static_cast<unsigned long long>(passes_));
+    return -1;
+  }
+  if (!fabric.has_lids()) {
+    logger_.log(LogLevel::kError, "pass %llu refused, OpenSM falls back: no LIDs assigned in the subnet",
+                static_cast<unsigned long long>(passes_));
+    return -1;
+  }
+
+  // Stage 2: plan (rails and levels, policy resolved against this fabric).
+  t = Clock::now();
+  const policies::Policy* policy = &policy_.policy();
+  std::string policy_origin = policy_.origin();
+  routing::RailMap rails = routing::map_rails(fabric, policy->rails);
+  auto options = routing::plan_routing(fabric, *policy, rails);
+  if (!options) {
+    const std::string why = options.error().message;
+    policies::Policy fallback;  // the default policy
+    std::string fallback_origin = "default";
+    if (have_last_planned_) {
+      fallback = last_planned_;
+      fallback_origin = "last policy that applied";
+    }
+    logger_.log(LogLevel::kError, "policy %s does not apply to this fabric: %s; routing with the %s policy",
+                policy_origin.c_str(), why.c_str(), fallback_origin.c_str());
+    rails = routing::map_rails(fabric, fallback.rails);
+    options = routing::plan_routing(fabric, fallback, rails);
+    if (!options) {
+      logger_.log(LogLevel::kError, "pass %llu refused, OpenSM falls back: %s policy does not apply either: %s",
+                  static_cast<unsigned long long>(passes_), fallback_origin.c_str(),
+                  options.error().message.c_str());
+      return -1;
+    }
+    policy_origin = fallback_origin;
+  } else {
+    last_planned_ = *policy;
+    have_last_planned_ = true;
+  }
+  const double plan_ms = ms_since(t);
+
+  // Stage 3: route.
+  t = Clock::now();
+  auto result = routing::route_unicast(fabric, *options);
+  const double route_ms = ms_since(t);
+  if (!result) {
+    logger_.log(LogLevel::kError, "pass %llu refused, OpenSM falls back: routing failed: %s",
+                static_cast<unsigned long long>(passes_), result.error().message.c_str());
+    return -1;
+  }
+
+  // Stage 4: write new_lft.
+  t = Clock::now();
+  auto written = write_tables(*snap, result->tables);
+  const double write_ms = ms_since(t);
+  if (!written) {
+    logger_.log(LogLevel::kError, "pass %llu refused, OpenSM falls back: writing tables failed: %s",
+                static_cast<unsigned long long>(passes_), written.error().message.c_str());
+    return -1;
+  }
+
+  const auto& r = result->report;
+  logger_.log(LogLevel::kInfo,
+              "pass %llu: engine railyard routed %zu switches, %u CA ports, %u LIDs, %zu links (%u down); "
+              "policy %s; ranking %s, %u levels, %u roots",
+              static_cast<unsigned long long>(passes_), fabric.switches().size(), r.ca_ports, r.lids_routed,
+              fabric.num_links(), snap->down_links, policy_origin.c_str(),
+              std::string(routing::to_string(r.ranking)).c_str(), r.levels, r.roots);
+  logger_.log(LogLevel::kInfo,
+              "pass %llu: unreachable CA pairs %llu, pairs through drained links %llu, changed LFT blocks %llu "
+              "on %u of %u switches",
+              static_cast<unsigned long long>(passes_), static_cast<unsigned long long>(r.unreachable_pairs),
+              static_cast<unsigned long long>(r.drained_pairs),
+              static_cast<unsigned long long>(written->changed_blocks), written->switches_changed,
+              written->switches);
+  logger_.log(LogLevel::kInfo,
+              "pass %llu: time snapshot %.1f ms, plan %.1f ms, route %.1f ms, write %.1f ms, total %.1f ms",
+              static_cast<unsigned long long>(passes_), snapshot_ms, plan_ms, route_ms, write_ms, ms_since(t_total));
+
+  const LogLevel issue_level = r.unreachable_pairs ? LogLevel::kInfo : LogLevel::kVerbose;
+  for (size_t i = 0; i < r.unreachable.size() && i < kIssuesLogged; ++i) {
+    const auto& u = r.unreachable[i];
+    logger_.log(issue_level, "unreachable: LID %u (%s) from %u CA ports, e.g. %s", u.lid.value,
+                std::string(fabric.desc(u.dest)).c_str(), u.sources,
+                u.example_source.valid() ? std::string(fabric.desc(u.example_source)).c_str() : "-");
+  }
+  for (size_t i = 0; i < r.through_drained.size() && i < kIssuesLogged; ++i) {
+    const auto& u = r.through_drained[i];
+    logger_.log(LogLevel::kVerbose, "through drained links: LID %u (%s) from %u CA ports, e.g. %s", u.lid.value,
+                std::string(fabric.desc(u.dest)).c_str(), u.sources,
+                u.example_source.valid() ? std::string(fabric.desc(u.example_source)).c_str() : "-");
+  }
+  if (logger_.enabled(LogLevel::kVerbose)) {
+    for (const auto& m : rails.misfits) {
+      logger_.log(LogLevel::kVerbose, "rails: %s", m.detail.c_str());
+    }
+  }
+  return 0;
+}
+
+}  // namespace railyard::sm_plugin
