@@ -53,6 +53,48 @@ std::string_view to_string(PortState s) {
   return "unknown";
 }
 
+Fabric::Fabric(const Fabric& other)
+    : nodes_(other.nodes_), ports_(other.ports_), links_(other.links_), switches_(other.switches_),
+      cas_(other.cas_), strings_(other.strings_), node_guids_(other.node_guids_),
+      port_guids_(other.port_guids_), names_(other.names_), lid_owner_(other.lid_owner_) {
+  rebase_names(other.strings_.data());
+}
+
+Fabric::Fabric(Fabric&& other) noexcept {
+  *this = std::move(other);
+}
+
+Fabric& Fabric::operator=(const Fabric& other) {
+  if (this != &other) *this = Fabric(other);
+  return *this;
+}
+
+Fabric& Fabric::operator=(Fabric&& other) noexcept {
+  if (this == &other) return *this;
+  // Taken before the move: with SSO the characters stay in `other`.
+  const char* old_base = other.strings_.data();
+  nodes_ = std::move(other.nodes_);
+  ports_ = std::move(other.ports_);
+  links_ = std::move(other.links_);
+  switches_ = std::move(other.switches_);
+  cas_ = std::move(other.cas_);
+  strings_ = std::move(other.strings_);
+  node_guids_ = std::move(other.node_guids_);
+  port_guids_ = std::move(other.port_guids_);
+  names_ = std::move(other.names_);
+  lid_owner_ = std::move(other.lid_owner_);
+  rebase_names(old_base);
+  other.names_.clear();
+  return *this;
+}
+
+// Every view in names_ points into the strings_ that started at old_base.
+void Fabric::rebase_names(const char* old_base) {
+  const char* base = strings_.data();
+  if (base == old_base) return;
+  for (auto& [view, node] : names_) view = std::string_view(base + (view.data() - old_base), view.size());
+}
+
 std::string_view Fabric::desc(NodeId n) const {
   const Node& nd = node(n);
   return std::string_view(strings_).substr(nd.desc_offset, nd.desc_len);

@@ -64,6 +64,13 @@ class FabricBuilder;
 class Fabric {
  public:
   Fabric() = default;
+  // names_ holds views into strings_; a moved short string (SSO) or a copy
+  // lives at a new address, so these re-point the views.
+  Fabric(const Fabric& other);
+  Fabric(Fabric&& other) noexcept;
+  Fabric& operator=(const Fabric& other);
+  Fabric& operator=(Fabric&& other) noexcept;
+  ~Fabric() = default;
 
   size_t num_nodes() const { return nodes_.size(); }
   size_t num_ports() const { return ports_.size(); }
@@ -111,6 +118,7 @@ class Fabric {
 
  private:
   friend class FabricBuilder;
+  void rebase_names(const char* old_base);
   std::vector<Node> nodes_;
   std::vector<Port> ports_;
   std::vector<Link> links_;
