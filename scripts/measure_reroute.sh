@@ -17,7 +17,9 @@
 #   tables   Unlink -> "tables configured on all switches" (LFT MADs sent)
 #   up       Unlink -> "SUBNET UP" (all MADs answered: the new LFTs are on the switches)
 # the engine(s) tried and used, and the LFT change: entries and 64-entry LFT
-# blocks that differ between OpenSM's opensm-lfts.dump before and after.
+# blocks that differ between OpenSM's opensm-lfts.dump before and after, and
+# the quality of the tables now on the switches (ibnetdiscover of the fabric as
+# it is, `railyard verify --json`: reachability, rail-aligned shifts, all-to-all).
 # Prints a Markdown table.
 #
 # Options:
@@ -61,7 +63,7 @@ if [[ -z "$railyard" ]]; then
 fi
 [[ -n "$railyard" && -x "$railyard" ]] || ry_fail "no railyard binary (build it, or pass --railyard BIN)"
 railyard=$(realpath "$railyard")
-ry_require_tools ibsim opensm
+ry_require_tools ibsim opensm ibnetdiscover jq
 ry_tmpdir
 [[ -n "${RY_KEEP_TMP:-}" ]] && ry_log "work directory: $RY_TMP"
 
@@ -134,9 +136,21 @@ for e in $engines; do
     prev=$e.before.dump
     [[ $ev == ReLink ]] && prev=$e.Unlink.dump
     change=$(lft_change "$prev" "$e.$ev.dump")
+    # Quality of the live tables on the fabric as it is now.
+    quality="n/a | n/a | n/a"
+    if ry_diag ibnetdiscover >"$e.$ev.topo" 2>/dev/null; then
+      rc=0
+      "$railyard" verify --topo "$e.$ev.topo" --lfts "$e.$ev.dump" --json --permutations 2 \
+        >"$e.$ev.verify.json" 2>"$e.$ev.verify.err" || rc=$?
+      if ((rc <= 1)) && jq -e . "$e.$ev.verify.json" >/dev/null 2>&1; then
+        quality=$(jq -r 'def pat(n): (.congestion[] | select(.pattern == n)) as $p | "\($p.max_load) / \($p.lower_bound)";
+          "\(if .pairs > 0 then (.reachable * 100 / .pairs * 1000 | floor / 1000 | tostring) + "%" else "-" end) | \(pat("rail-aligned shifts")) | \(pat("all-to-all"))"' \
+          "$e.$ev.verify.json")
+      fi
+    fi
     eng="${used:-?}"
     [[ "$tried" == *,* ]] && eng="$eng (tried $tried)"
-    rows+=("| $e | $ev | $engine0 -> $eng | $(ms "$t0" "$t_trap") | $(ms "$t_build" "$t_conf") | $(ms "$t0" "$t_conf") | $(ms "$t0" "$t_up") | $change |")
+    rows+=("| $e | $ev | $engine0 -> $eng | $(ms "$t0" "$t_trap") | $(ms "$t_build" "$t_conf") | $(ms "$t0" "$t_conf") | $(ms "$t0" "$t_up") | $change | $quality |")
     [[ -n "$used" ]] || status=1
   done
   ry_stop_ibsim
@@ -147,8 +161,8 @@ echo
 port=${link##*[}; port=${port%]}
 echo "Fabric: $gen_summary. Link cut and restored: \`$link\` (\"$link_desc\" port $port)."
 echo
-echo "| engine | event | engine used (before -> after) | to trap/sweep (ms) | route (ms, log) | to tables sent (ms) | to SUBNET UP (ms) | LFT change vs. the tables before the event (OpenSM dumps) |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "| engine | event | engine used (before -> after) | to trap/sweep (ms) | route (ms, log) | to tables sent (ms) | to SUBNET UP (ms) | LFT change vs. the tables before the event (OpenSM dumps) | reachable CA pairs after | rail-aligned shifts max / bound after | all-to-all max / bound after |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 printf '%s\n' "${rows[@]}"
 echo
 exit "$status"
