@@ -310,10 +310,14 @@ ry_start_opensm() {
       echo "$line" >>"$RY_OPENSM_CONF"
     fi
   done
-  OSM_TMP_DIR=$RY_OPENSM_DIR OSM_CACHE_DIR=$RY_OPENSM_DIR LD_PRELOAD=$RY_UMAD2SIM \
-    IBSIM_SOCKNAME=$RY_SOCKNAME \
-    opensm -F "$RY_OPENSM_CONF" -f "$RY_OPENSM_LOG" "${opensm_args[@]}" \
-    </dev/null >"$RY_OPENSM_DIR/opensm.out" 2>&1 &
+  # Started from the temp dir (libumad2sim's sys-<pid>/ lands there); exec keeps
+  # $! OpenSM's own PID.
+  (
+    cd "$RY_TMP" &&
+      OSM_TMP_DIR=$RY_OPENSM_DIR OSM_CACHE_DIR=$RY_OPENSM_DIR LD_PRELOAD=$RY_UMAD2SIM \
+        IBSIM_SOCKNAME=$RY_SOCKNAME \
+        exec opensm -F "$RY_OPENSM_CONF" -f "$RY_OPENSM_LOG" "${opensm_args[@]}"
+  ) </dev/null >"$RY_OPENSM_DIR/opensm.out" 2>&1 &
   RY_OPENSM_PID=$!
   [[ -n "${RY_VERBOSE:-}" ]] && ry_log "opensm pid $RY_OPENSM_PID, log $RY_OPENSM_LOG"
   if ((wait)); then
@@ -332,12 +336,17 @@ ry_opensm_engine() {
 
 # ry_diag CMD [ARGS...]: runs an infiniband-diags tool (ibnetdiscover, ibroute,
 # ibtracert, saquery, smpquery...) against the simulator. Output on stdout;
-# stops after RY_DIAG_TIMEOUT seconds (default 300).
+# stops after RY_DIAG_TIMEOUT seconds (default 300). Does not change the
+# caller's working directory.
 ry_diag() {
   [[ -n "$RY_SOCKNAME" ]] || ry_fail "ry_diag: start ibsim first"
-  [[ -n "$RY_TMP" ]] && cd "$RY_TMP"
-  IBSIM_SOCKNAME=$RY_SOCKNAME LD_PRELOAD=$RY_UMAD2SIM \
-    timeout -k 5 "${RY_DIAG_TIMEOUT:-300}" "$@"
+  # In a subshell: the tool runs in the temp dir (its sys-<pid>/ lands there)
+  # while the caller keeps its own working directory.
+  (
+    cd "${RY_TMP:-.}" &&
+      IBSIM_SOCKNAME=$RY_SOCKNAME LD_PRELOAD=$RY_UMAD2SIM \
+        exec timeout -k 5 "${RY_DIAG_TIMEOUT:-300}" "$@"
+  )
 }
 
 # ry_bg_diag OUTFILE CMD [ARGS...]: like ry_diag, in the background; the PID is
@@ -346,8 +355,8 @@ RY_LAST_PID=""
 ry_bg_diag() {
   local out=$1
   shift
-  [[ -n "$RY_TMP" ]] && cd "$RY_TMP"
-  IBSIM_SOCKNAME=$RY_SOCKNAME LD_PRELOAD=$RY_UMAD2SIM "$@" >"$out" 2>&1 &
+  # Relative OUTFILE names are the caller's; exec keeps $! the tool's own PID.
+  (cd "${RY_TMP:-.}" && IBSIM_SOCKNAME=$RY_SOCKNAME LD_PRELOAD=$RY_UMAD2SIM exec "$@") >"$out" 2>&1 &
   RY_LAST_PID=$!
   RY_CLIENT_PIDS+=("$RY_LAST_PID")
 }
