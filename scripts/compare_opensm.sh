@@ -158,7 +158,7 @@ for e in $engines; do
   fi
   extra=""
   if [[ "$e" == railyard ]]; then
-    extra=$(sed -n 's/.* route \([0-9.]*\) ms.*/; offline route \1 ms/p' railyard.route.err | head -n 1)
+    extra=$(sed -n 's/.* route \([0-9.]*\) ms.*/; offline route \1 ms/p' railyard.route.err | awk 'NR == 1')
     # What OpenSM put on the switches must be exactly the file it was given.
     if "$railyard" lfts diff --help >/dev/null 2>&1; then
       if ! "$railyard" lfts diff --topo disc.topo railyard.lfts railyard.dump >railyard.lfts_diff.txt 2>&1; then

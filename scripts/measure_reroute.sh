@@ -75,7 +75,7 @@ if [[ -z "$link" ]]; then
   link=$(awk '/^Switch/ { name = $3; d = $0; sub(/^[^#]*# "/, "", d); sub(/".*$/, "", d); leaf = (d ~ /^leaf/); next }
               /^(Ca|Hca|Rt)/ { leaf = 0; next }
               leaf && /^\[[0-9]+\]/ && /"S-/ { p = $1; gsub(/[^0-9]/, "", p); print d "\t" name "[" p "]" }' fabric.net |
-         sort | head -n 1 | cut -f2)
+         sort | awk -F'\t' 'NR == 1 { print $2 }')
 fi
 [[ -n "$link" ]] || ry_fail "no leaf uplink found in the fabric"
 link_desc=$(awk -v n="${link%%[*}" '/^Switch/ && $3 == n { d = $0; sub(/^[^#]*# "/, "", d); sub(/".*$/, "", d); print d }' fabric.net)
