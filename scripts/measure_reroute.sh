@@ -20,6 +20,8 @@
 # blocks that differ between OpenSM's opensm-lfts.dump before and after, and
 # the quality of the tables now on the switches (ibnetdiscover of the fabric as
 # it is, `railyard verify --json`: reachability, rail-aligned shifts, all-to-all).
+# Last rows: railyard offline on the same events (`railyard route` of the fabric
+# as discovered before and after each event; LFT change between its tables).
 # Prints a Markdown table.
 #
 # Options:
@@ -118,6 +120,7 @@ for e in $engines; do
     --conf "per_module_logging_file $RY_TMP/per_module.conf" -- -R "$e"
   cp "$RY_OPENSM_DIR/opensm-lfts.dump" "$e.before.dump"
   engine0=$(ry_opensm_engine)
+  ry_diag ibnetdiscover >"$e.before.topo" 2>/dev/null || ry_fail "ibnetdiscover failed"
   for ev in Unlink ReLink; do
     n0=$(wc -l <"$RY_OPENSM_LOG")
     ups=$(ry_log_count 'SUBNET UP')
@@ -154,7 +157,33 @@ for e in $engines; do
     [[ -n "$used" ]] || status=1
   done
   ry_stop_ibsim
+  last=$e
 done
+
+# railyard on the same events, offline: its tables for the fabric before and
+# after each event (the topologies discovered in the last engine's run, same
+# LIDs), the LFT change between them, and their quality.
+quality_of() {
+  jq -r 'def pat(n): (.congestion[] | select(.pattern == n)) as $p | "\($p.max_load) / \($p.lower_bound)";
+    "\(if .pairs > 0 then (.reachable * 100 / .pairs * 1000 | floor / 1000 | tostring) + "%" else "-" end) | \(pat("rail-aligned shifts")) | \(pat("all-to-all"))"' "$1"
+}
+if [[ -n "${last:-}" && -s "$last.before.topo" ]]; then
+  prev=before
+  for st in before Unlink ReLink; do
+    [[ -s "$last.$st.topo" ]] || continue
+    "$railyard" route --topo "$last.$st.topo" -o "railyard.$st.dump" 2>"railyard.$st.route.err" ||
+      { cat "railyard.$st.route.err" >&2; ry_fail "railyard route failed"; }
+    [[ $st == before ]] && continue
+    rc=0
+    "$railyard" verify --topo "$last.$st.topo" --lfts "railyard.$st.dump" --json --permutations 2 \
+      >"railyard.$st.verify.json" 2>/dev/null || rc=$?
+    quality="n/a | n/a | n/a"
+    ((rc <= 1)) && quality=$(quality_of "railyard.$st.verify.json")
+    rt=$(sed -n 's/.* route \([0-9.]*\) ms.*/\1/p' "railyard.$st.route.err" | awk 'NR == 1')
+    rows+=("| railyard (offline) | $st | railyard | - | ${rt:-n/a} (offline) | - | - | $(lft_change "railyard.$prev.dump" "railyard.$st.dump") | $quality |")
+    prev=$st
+  done
+fi
 
 echo "#### ${title:-railyard topo gen ${gen_args[*]}}"
 echo
