@@ -7,17 +7,10 @@
 // lines show with OpenSM's default log_flags.
 #pragma once
 
-#include <string_view>
-
+#include "sm_plugin/log_level.h"
 #include "sm_plugin/osm_headers.h"
 
 namespace railyard::sm_plugin {
-
-enum class LogLevel : uint8_t { kError = 0, kInfo = 1, kVerbose = 2, kDebug = 3 };
-
-// "error" | "info" | "verbose" | "debug"; false when `text` is none of them.
-bool parse_log_level(std::string_view text, LogLevel& out);
-std::string_view to_string(LogLevel level);
 
 class OsmLogger {
  public:

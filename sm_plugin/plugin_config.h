@@ -15,7 +15,7 @@
 #include <string_view>
 
 #include "routing/result.h"
-#include "sm_plugin/osm_logger.h"
+#include "sm_plugin/log_level.h"
 
 namespace railyard::sm_plugin {
 

@@ -1,0 +1,73 @@
+#include "sm_plugin/plugin_config.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace railyard::sm_plugin {
+namespace {
+
+TEST(PluginConfig, EmptyTextGivesDefaults) {
+  auto c = parse_plugin_config("", "/etc/railyard/plugin.yaml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->policy_file, "");
+  EXPECT_EQ(c->log_level, LogLevel::kInfo);
+}
+
+TEST(PluginConfig, ReadsKeysAndAnchorsRelativePolicyAtTheConfigFolder) {
+  auto c = parse_plugin_config("policy_file: policy.yaml\nlog_level: verbose\n", "/etc/railyard/plugin.yaml");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->policy_file, "/etc/railyard/policy.yaml");
+  EXPECT_EQ(c->log_level, LogLevel::kVerbose);
+
+  auto abs = parse_plugin_config("policy_file: /srv/p.yaml\n", "/etc/railyard/plugin.yaml");
+  ASSERT_TRUE(abs.ok());
+  EXPECT_EQ(abs->policy_file, "/srv/p.yaml");
+}
+
+TEST(PluginConfig, UnknownKeyIsNamedWithItsLine) {
+  auto c = parse_plugin_config("log_level: info\npolicy: x.yaml\n", "plugin.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message, "plugin.yaml: line 2: unknown key 'policy' (expected policy_file, log_level)");
+}
+
+TEST(PluginConfig, BadLogLevelIsNamed) {
+  auto c = parse_plugin_config("log_level: loud\n", "plugin.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message, "plugin.yaml: line 1: log_level: expected one of error, info, verbose, debug");
+}
+
+TEST(PluginConfig, YamlSyntaxErrorHasFileAndLine) {
+  auto c = parse_plugin_config("policy_file: [a\n", "plugin.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message.rfind("plugin.yaml: line ", 0), 0u) << c.error().message;
+}
+
+TEST(PluginConfig, LoadWithoutOptionsOrFileGivesDefaultsAndSaysWhy) {
+  auto none = load_plugin_config(nullptr);
+  EXPECT_FALSE(none.error);
+  EXPECT_EQ(none.note, "no event_plugin_options: default configuration (default policy, log_level info)");
+
+  auto missing = load_plugin_config("/nonexistent/railyard-plugin.yaml");
+  EXPECT_TRUE(missing.error);
+  EXPECT_EQ(missing.note,
+            "/nonexistent/railyard-plugin.yaml: cannot read the plugin configuration: default configuration in force");
+  EXPECT_EQ(missing.config.policy_file, "");
+}
+
+TEST(PluginConfig, LoadInvalidFileKeepsDefaults) {
+  auto dir = std::filesystem::temp_directory_path() / ("ry_plugin_config_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto path = (dir / "plugin.yaml").string();
+  std::ofstream(path) << "policy_file: p.yaml\nlog_level: 3\n";
+  auto loaded = load_plugin_config(path.c_str());
+  EXPECT_TRUE(loaded.error);
+  EXPECT_EQ(loaded.note, path + ": line 2: log_level: expected one of error, info, verbose, debug; default configuration in force");
+  EXPECT_EQ(loaded.config.policy_file, "");
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace railyard::sm_plugin
