@@ -47,9 +47,13 @@ ry_start_opensm --timeout 120 \
 # --- railyard was the engine, and not a fallback ---------------------------
 ry_assert_file_contains "$RY_OPENSM_LOG" "railyard: routing engine 'railyard' registered" "plugin registration"
 ry_assert_eq railyard "$(ry_opensm_engine)" "engine that configured the switches"
+# Every engine OpenSM tried is one "building routing with '<engine>'" line: all
+# must be railyard's (a fallback adds one for another engine). Usually there is
+# exactly one pass; a spontaneous second heavy sweep would add another railyard line.
 building=$(ry_log_count "building routing with '")
-ry_assert_eq 1 "$building" "'building routing' lines (a second one means a fallback)"
-ry_assert_eq 1 "$(ry_log_count "building routing with 'railyard'")" "railyard built the routing"
+((building >= 1)) || ry_fail "no 'building routing' line: per-module logging not in effect"
+ry_assert_eq "$building" "$(ry_log_count "building routing with 'railyard'")" "'building routing' lines that are railyard's"
+ry_assert_eq "$building" "$(ry_log_count "railyard: pass [0-9]+: time ")" "railyard passes completed"
 ry_assert_eq 0 "$(ry_log_count "cannot build fwd tables|refused, OpenSM falls back")" "refusals"
 cas=$((SERVERS * RAILS))
 ry_assert_file_contains "$RY_OPENSM_LOG" "railyard: pass 1: engine railyard routed [0-9]+ switches, $cas CA ports" "pass summary"
