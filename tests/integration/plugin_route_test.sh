@@ -11,6 +11,8 @@
 #    view of the same fabric (railyard lfts diff): one engine, two shells.
 #
 # Usage (ctest does this): plugin_route_test.sh RAILYARD_BIN SOURCE_DIR BINARY_DIR
+# Knobs: PR_SERVERS, PR_RAILS, PR_RADIX (fabric), PR_LMC (OpenSM's lmc; with 2,
+# every CA port has 4 LIDs and the same checks hold).
 set -euo pipefail
 
 RAILYARD=$(realpath "$1")
@@ -22,6 +24,7 @@ source "$SRC/tests/integration/lib.sh"
 SERVERS=${PR_SERVERS:-32}
 RAILS=${PR_RAILS:-8}
 RADIX=${PR_RADIX:-64}
+LMC=${PR_LMC:-0}  # OpenSM's lmc: each CA port answers to 2^LMC LIDs
 
 ry_require_tools ibsim opensm ibnetdiscover ibroute
 PLUGIN_DIR=$BIN/sm_plugin
@@ -42,6 +45,7 @@ ry_start_opensm --timeout 120 \
   --conf "event_plugin_name osmrailyard" \
   --conf "event_plugin_options $RY_TMP/railyard-plugin.yaml" \
   --conf "routing_engine railyard" \
+  --conf "lmc $LMC" \
   --conf "per_module_logging_file $RY_TMP/per_module_logging.conf"
 
 # --- railyard was the engine, and not a fallback ---------------------------
