@@ -11,5 +11,6 @@ namespace railyard::cli {
 void add_topo_commands(CLI::App& app);    // topo gen, topo show  (topo_cmd.cpp)
 void add_route_commands(CLI::App& app);   // route, lids          (route_cmd.cpp)
 void add_verify_commands(CLI::App& app);  // verify, compare      (verify_cmd.cpp)
+void add_lfts_commands(CLI::App& app);    // lfts diff            (lfts_cmd.cpp)
 
 }  // namespace railyard::cli
