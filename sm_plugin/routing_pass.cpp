@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "routing/rails.h"
 #include "routing/routing_plan.h"
@@ -57,32 +58,47 @@ int RoutingPass::run() {
 
   // Stage 2: plan (rails and levels, policy resolved against this fabric).
   t = Clock::now();
-  const policies::Policy* policy = &policy_.policy();
-  std::string policy_origin = policy_.origin();
-  routing::RailMap rails = routing::map_rails(fabric, policy->rails);
-  auto options = routing::plan_routing(fabric, *policy, rails);
+  // Candidates in order: the policy in force, the last one that applied to a
+  // live fabric, the default. A policy can stop applying when the fabric
+  // changes under it (a drained switch removed); routing then continues with
+  // the closest policy that still applies, and says so.
+  struct Candidate {
+    const policies::Policy* policy;
+    std::string origin;  // for the pass summary
+    std::string label;   // for error lines
+  };
+  const policies::Policy default_policy;
+  std::vector<Candidate> candidates{{&policy_.policy(), policy_.origin(),
+                                     policy_.origin() == "default" ? "the default policy"
+                                                                   : "policy " + policy_.origin()}};
+  if (have_last_planned_ && last_planned_ != policy_.policy()) {
+    candidates.push_back({&last_planned_, "last policy that applied", "the last policy that applied"});
+  }
+  if (policy_.policy() != default_policy && (!have_last_planned_ || last_planned_ != default_policy)) {
+    candidates.push_back({&default_policy, "default", "the default policy"});
+  }
+  routing::RailMap rails;
+  Result<routing::RoutingOptions> options = Error{"no policy"};
+  std::string policy_origin;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    rails = routing::map_rails(fabric, candidates[i].policy->rails);
+    options = routing::plan_routing(fabric, *candidates[i].policy, rails);
+    if (options) {
+      policy_origin = candidates[i].origin;
+      if (i == 0) {
+        last_planned_ = policy_.policy();
+        have_last_planned_ = true;
+      }
+      break;
+    }
+    const std::string next = i + 1 < candidates.size() ? "; trying " + candidates[i + 1].label : "";
+    logger_.log(LogLevel::kError, "%s does not apply to this fabric: %s%s", candidates[i].label.c_str(),
+                options.error().message.c_str(), next.c_str());
+  }
   if (!options) {
-    const std::string why = options.error().message;
-    policies::Policy fallback;  // the default policy
-    std::string fallback_origin = "default";
-    if (have_last_planned_) {
-      fallback = last_planned_;
-      fallback_origin = "last policy that applied";
-    }
-    logger_.log(LogLevel::kError, "policy %s does not apply to this fabric: %s; routing with the %s policy",
-                policy_origin.c_str(), why.c_str(), fallback_origin.c_str());
-    rails = routing::map_rails(fabric, fallback.rails);
-    options = routing::plan_routing(fabric, fallback, rails);
-    if (!options) {
-      logger_.log(LogLevel::kError, "pass %llu refused, OpenSM falls back: %s policy does not apply either: %s",
-                  static_cast<unsigned long long>(passes_), fallback_origin.c_str(),
-                  options.error().message.c_str());
-      return -1;
-    }
-    policy_origin = fallback_origin;
-  } else {
-    last_planned_ = *policy;
-    have_last_planned_ = true;
+    logger_.log(LogLevel::kError, "pass %llu refused, OpenSM falls back: no policy applies to this fabric",
+                static_cast<unsigned long long>(passes_));
+    return -1;
   }
   const double plan_ms = ms_since(t);
 

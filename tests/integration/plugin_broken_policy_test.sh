@@ -8,6 +8,8 @@
 #  2. fixed (drains a spine): loaded, the tables change.
 #  3. broken again (unknown key): the log names file, line and reason; the last
 #     good policy stays in force, so the tables do not change (0 blocks).
+#  4. valid but naming a switch the fabric lacks: routing continues with the
+#     last policy that applied, and the log says why.
 # Throughout, railyard is the engine used and OpenSM never falls back.
 #
 # Usage (ctest does this): plugin_broken_policy_test.sh RAILYARD_BIN SOURCE_DIR BINARY_DIR
@@ -101,4 +103,16 @@ ry_assert_eq 2 "$(ry_log_count "railyard: policy error: ")" "policy errors logge
 ry_assert_eq 0 "$(changed_blocks 4)" "LFT blocks changed by pass 4"
 assert_railyard_only 4
 
-ry_pass "broken policy: default, then last good policy kept; railyard routed all 4 passes"
+# --- 4. valid YAML that does not apply to this fabric (an unknown switch) ------
+# The pass continues with the last policy that applied (the drain): no change.
+sleep 1.1
+printf 'drains:\n  switches: ["spine s99"]\n' >"$POLICY"
+reroute 5
+ry_assert_file_contains "$RY_OPENSM_LOG" "railyard: policy $POLICY does not apply to this fabric: .*spine s99.*; trying the last policy that applied" \
+  "policy that names an unknown switch"
+ry_log "$(grep -o 'railyard: policy .* does not apply .*' "$RY_OPENSM_LOG" | tail -n 1)"
+ry_assert_contains "$(pass_line 5 engine)" "policy last policy that applied;" "pass 5 routes with the last policy that applied"
+ry_assert_eq 0 "$(changed_blocks 5)" "LFT blocks changed by pass 5"
+assert_railyard_only 5
+
+ry_pass "broken policy: default, then last good policy kept; railyard routed all 5 passes"
