@@ -22,7 +22,9 @@
 #
 # Options:
 #   --railyard BIN          railyard binary (default: $RAILYARD, else build-cmp/, build/release/)
-#   --engines "A B ..."     engines to compare (OpenSM names, and "railyard")
+#   --engines "A B ..."     engines to compare: OpenSM names (-R NAME), "railyard" (its
+#                           tables through -R file -U) and "updn-roots" (updn with the
+#                           discovered top-level switches in root_guid_file)
 #   --remove-switch-pct P   remove P% of the switch-switch links (seeded, via --remove-switch-links)
 #   --permutations N        random permutations for verify (default 4)
 #   --timeout S             per OpenSM run, start to SUBNET UP (default 300)
@@ -97,14 +99,19 @@ log_us() { awk '{ split($3, t, ":"); printf "%.0f\n", ((t[1] * 60 + t[2]) * 60 +
 
 # run_engine NAME: OpenSM with that engine; leaves $NAME.dump, $NAME.log, $NAME.meta
 run_engine() {
-  local name=$1 args=() t0 t1 tried used first last route_ms
-  if [[ "$name" == railyard ]]; then
-    args=(-R file -U "$RY_TMP/railyard.lfts")
-  else
-    args=(-R "$name")
-  fi
+  local name=$1 args=() conf=() t0 t1 tried used first last route_ms
+  case $name in
+    railyard) args=(-R file -U "$RY_TMP/railyard.lfts") ;;
+    updn-roots)
+      # updn with the top level of the discovered fabric as roots (root_guid_file).
+      "$railyard" topo show --json --long disc.topo | jq -r '.levels[-1].switches[].guid' >roots.txt
+      [[ -s roots.txt ]] || ry_fail "no top-level switches found for updn-roots"
+      args=(-R updn)
+      conf=(--conf "root_guid_file $RY_TMP/roots.txt") ;;
+    *) args=(-R "$name") ;;
+  esac
   t0=$(date +%s.%N)
-  ry_start_opensm --timeout "$timeout" --conf 'log_flags 0x43' \
+  ry_start_opensm --timeout "$timeout" --conf 'log_flags 0x43' "${conf[@]}" \
     --conf "per_module_logging_file $RY_TMP/per_module.conf" -- "${args[@]}"
   t1=$(date +%s.%N)
   # Copy right away: the next sweep may rewrite the dump.
@@ -141,6 +148,8 @@ for e in $engines; do
   run_engine "$e"
 done
 ncas=$(grep -Ec '^(Ca|Hca)' disc.topo)
+commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || true)
+if [[ -n "$commit" ]] && ! git -C "$root" diff --quiet HEAD -- routing cli 2>/dev/null; then commit="$commit+local changes"; fi
 nsw=$(grep -c '^Switch' disc.topo)
 
 # --- judge every engine's tables --------------------------------------------
@@ -189,7 +198,8 @@ done
 {
   echo "#### ${title:-railyard topo gen ${gen_args[*]}}"
   echo
-  echo "Fabric: ${gen_summary#generated }; discovered $nsw switches, $ncas CAs."
+  echo "Fabric: ${gen_summary#generated }; discovered $nsw switches, $ncas CAs." \
+    "railyard: $("$railyard" --version 2>/dev/null | awk '{ print $NF }')${commit:+, source tree at commit $commit}."
   echo
   echo "| engine | engine used (OpenSM log) | reachable CA pairs | credit loops (1 VL) | max stretch | rail-aligned shifts max / bound | cross-rail shifts max / bound | random perm. max / bound | all-to-all max / bound | route time (OpenSM log); SM start to SUBNET UP |"
   echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
