@@ -4,9 +4,10 @@
 // libosmrailyard.so) and reads its one exported symbol, `osm_event_plugin`.
 // create() reads the plugin configuration (event_plugin_options = path to a
 // YAML file, plugin_config.h) and registers the external routing engine
-// "railyard", which `routing_engine railyard` then selects. setup() fills only
-// ucast_build_fwd_tables: OpenSM computes the min-hop matrices itself
-// (build_lid_matrices NULL), which multicast and SA path records use.
+// "railyard", which `routing_engine railyard` then selects. setup() fills
+// ucast_build_fwd_tables (routing_pass.h) and build_lid_matrices: the min-hop
+// matrices multicast and SA use, same values as OpenSM's own (hop_matrices.h)
+// in a fraction of the time; `hop_matrices: opensm` leaves them to OpenSM.
 //
 // The C boundary: nothing may unwind into OpenSM (C code, compiled without
 // unwind tables). Every entry point catches everything, logs it and returns
@@ -61,17 +62,32 @@ int build_fwd_tables(void* context) noexcept {
   }
 }
 
+// build_lid_matrices: 0 = written, 1 = OpenSM builds them itself.
+int build_lid_matrices(void* context) noexcept {
+  auto* plugin = static_cast<Plugin*>(context);
+  try {
+    return plugin->pass_.build_hop_matrices();
+  } catch (...) {
+    log_exception(plugin->osm_, "hop matrices left to OpenSM");
+    return 1;
+  }
+}
+
 int setup_engine(osm_routing_engine_t* engine, osm_opensm_t* osm) noexcept {
   // OpenSM copied our context into engine->context before calling setup.
   if (engine == nullptr || engine->context == nullptr) {
     osm_log(&osm->log, OSM_LOG_ERROR, "railyard: setup called without the plugin context\n");
     return -1;
   }
-  engine->build_lid_matrices = nullptr;  // OpenSM's min-hop matrices
+  // Min-hop matrices (multicast and SA use them): railyard's, or OpenSM's own
+  // when configured so (NULL).
+  auto* plugin = static_cast<Plugin*>(engine->context);
+  engine->build_lid_matrices = plugin->config_.railyard_hop_matrices ? build_lid_matrices : nullptr;
   engine->ucast_build_fwd_tables = build_fwd_tables;
   engine->ucast_dump_tables = nullptr;   // never called by 3.3.23
   engine->destroy = nullptr;             // the plugin's delete() owns the context
-  static_cast<Plugin*>(engine->context)->logger_.log(LogLevel::kVerbose, "routing engine '%s' set up", kEngineName);
+  plugin->logger_.log(LogLevel::kVerbose, "routing engine '%s' set up (hop matrices by %s)", kEngineName,
+                      plugin->config_.railyard_hop_matrices ? "railyard" : "OpenSM");
   return 0;
 }
 

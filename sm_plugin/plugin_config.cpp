@@ -28,7 +28,7 @@ Result<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
     return Error{at(source_name, e.mark, e.msg)};
   }
   if (!root || root.IsNull()) return config;  // empty file: defaults
-  if (!root.IsMap()) return Error{at(source_name, root.Mark(), "expected a mapping with policy_file, log_level")};
+  if (!root.IsMap()) return Error{at(source_name, root.Mark(), "expected a mapping with policy_file, log_level, hop_matrices")};
   try {
     for (const auto& kv : root) {
       const std::string key = kv.first.as<std::string>();
@@ -41,8 +41,15 @@ Result<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
         if (!value.IsScalar() || !parse_log_level(value.as<std::string>(), config.log_level)) {
           return Error{at(source_name, value.Mark(), "log_level: expected one of error, info, verbose, debug")};
         }
+      } else if (key == "hop_matrices") {
+        const std::string v = value.IsScalar() ? value.as<std::string>() : "";
+        if (v != "railyard" && v != "opensm") {
+          return Error{at(source_name, value.Mark(), "hop_matrices: expected railyard or opensm")};
+        }
+        config.railyard_hop_matrices = v == "railyard";
       } else {
-        return Error{at(source_name, kv.first.Mark(), "unknown key '" + key + "' (expected policy_file, log_level)")};
+        return Error{at(source_name, kv.first.Mark(),
+                        "unknown key '" + key + "' (expected policy_file, log_level, hop_matrices)")};
       }
     }
   } catch (const YAML::Exception& e) {

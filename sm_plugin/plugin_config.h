@@ -5,6 +5,9 @@
 //                         # paths are taken from the config file's folder.
 //                         # Absent: the default policy.
 //   log_level: info       # error | info | verbose | debug
+//   hop_matrices: railyard  # railyard | opensm: who fills OpenSM's min-hop
+//                           # matrices (hop_matrices.h); same values, railyard's
+//                           # is faster
 //
 // Every key is optional. Read once, when OpenSM loads the plugin. A missing
 // option or file gives the defaults (and a log line saying so); a file that
@@ -23,6 +26,7 @@ struct PluginConfig {
   std::string source;       // the file it came from; empty for defaults
   std::string policy_file;  // absolute or relative to the process; empty = default policy
   LogLevel log_level = LogLevel::kInfo;
+  bool railyard_hop_matrices = true;  // false: OpenSM builds them (build_lid_matrices NULL)
 };
 
 // Pure: parses `text`; `source_name` labels errors and anchors a relative

@@ -30,6 +30,10 @@ class RoutingPass {
   // boundary in plugin.cpp catches everything.
   int run();
 
+  // The build_lid_matrices callback body: 0 = matrices written; 1 = not
+  // written (logged), OpenSM builds them itself.
+  int build_hop_matrices();
+
   uint64_t passes() const { return passes_; }
 
  private:
@@ -41,6 +45,7 @@ class RoutingPass {
   policies::Policy last_planned_;
   bool have_last_planned_ = false;
   uint64_t passes_ = 0;
+  double hops_ms_ = -1;  // this pass's hop matrices; < 0 = built by OpenSM
 };
 
 }  // namespace railyard::sm_plugin

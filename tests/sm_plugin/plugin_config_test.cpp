@@ -30,7 +30,19 @@ TEST(PluginConfig, ReadsKeysAndAnchorsRelativePolicyAtTheConfigFolder) {
 TEST(PluginConfig, UnknownKeyIsNamedWithItsLine) {
   auto c = parse_plugin_config("log_level: info\npolicy: x.yaml\n", "plugin.yaml");
   ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.error().message, "plugin.yaml: line 2: unknown key 'policy' (expected policy_file, log_level)");
+  EXPECT_EQ(c.error().message, "plugin.yaml: line 2: unknown key 'policy' (expected policy_file, log_level, hop_matrices)");
+}
+
+TEST(PluginConfig, HopMatricesChoice) {
+  auto def = parse_plugin_config("", "plugin.yaml");
+  ASSERT_TRUE(def.ok());
+  EXPECT_TRUE(def->railyard_hop_matrices);
+  auto osm = parse_plugin_config("hop_matrices: opensm\n", "plugin.yaml");
+  ASSERT_TRUE(osm.ok());
+  EXPECT_FALSE(osm->railyard_hop_matrices);
+  auto bad = parse_plugin_config("hop_matrices: fast\n", "plugin.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "plugin.yaml: line 1: hop_matrices: expected railyard or opensm");
 }
 
 TEST(PluginConfig, BadLogLevelIsNamed) {
