@@ -287,8 +287,8 @@ bool parse_port_comment(Scanner& s, PortLine& out) {
       if (!s.lid_value(after_desc ? out.remote_lid : out.lid)) return false;
     } else if (t == "lmc" && !after_desc) {
       if (!s.lmc_value(out.lmc)) return false;
-    } else if (!t.empty() && is_digit(t[0]) && t.find('x') != std::string_view::npos &&
-               t.substr(0, 2) != "0x") {
+    } else if ((!t.empty() && is_digit(t[0]) && t.find('x') != std::string_view::npos && t.substr(0, 2) != "0x") ||
+               (t.size() > 2 && t.substr(0, 2) == "??")) {
       if (!parse_width_speed(t, out.width, out.speed)) return s.fail("unknown link width/speed " + show(t));
     }
   }
@@ -331,19 +331,26 @@ bool parse_port(Scanner& s, PortLine& out) {
 }  // namespace
 
 bool parse_width_speed(std::string_view token, LinkWidth& width, LinkSpeed& speed) {
-  size_t x = token.find('x');
-  if (x == 0 || x == std::string_view::npos || x > 2) return false;
-  uint64_t lanes = 0;
-  for (size_t i = 0; i < x; ++i) {
-    if (!is_digit(token[i])) return false;
-    lanes = lanes * 10 + static_cast<uint64_t>(token[i] - '0');
+  // ibnetdiscover prints "??" for a width and "???" for a speed it cannot
+  // name (older diags print an HDR link as "4x???"): those read as unknown.
+  LinkWidth w = LinkWidth::kUnknown;
+  std::string_view name;
+  if (token.substr(0, 2) == "??") {
+    name = token.substr(2);
+  } else {
+    size_t x = token.find('x');
+    if (x == 0 || x == std::string_view::npos || x > 2) return false;
+    uint64_t lanes = 0;
+    for (size_t i = 0; i < x; ++i) {
+      if (!is_digit(token[i])) return false;
+      lanes = lanes * 10 + static_cast<uint64_t>(token[i] - '0');
+    }
+    if (!width_from_lanes(lanes, w)) return false;
+    name = token.substr(x + 1);
   }
-  LinkWidth w;
-  if (!width_from_lanes(lanes, w)) return false;
-  std::string_view name = token.substr(x + 1);
   LinkSpeed sp = LinkSpeed::kUnknown;
-  // ibnetdiscover prints "?" for a speed it cannot name.
-  if (!name.empty() && name != "?" && !speed_from_name(name, sp)) return false;
+  bool unnamed = name.find_first_not_of('?') == std::string_view::npos;
+  if (!unnamed && !speed_from_name(name, sp)) return false;
   width = w;
   speed = sp;
   return true;

@@ -17,8 +17,8 @@
 //
 // Lossy by design: descriptions have '"' and control characters replaced by
 // spaces (the format has no escapes); descriptions and header comment lines
-// are cut at 1024 bytes; a speed without a width, port state, and GUIDs/LIDs
-// of uncabled CA ports are not written.
+// are cut at 1024 bytes; port state and GUIDs/LIDs of uncabled CA ports are
+// not written.
 #include "routing/topology_writer.h"
 
 #include <algorithm>
@@ -190,10 +190,11 @@ std::string write_topology(const Fabric& f, const TopologyWriteOptions& options)
       append_dec(out, lid_of(f, port.remote));
       if (port.link.valid()) {
         const Link& link = f.link(port.link);
-        if (link.width != LinkWidth::kUnknown) {
+        // ibnetdiscover's placeholders for what it cannot name: "??", "???".
+        if (link.width != LinkWidth::kUnknown || link.speed != LinkSpeed::kUnknown) {
           out += ' ';
-          out += to_string(link.width);
-          out += to_string(link.speed);
+          out += link.width == LinkWidth::kUnknown ? "??" : to_string(link.width);
+          out += link.speed == LinkSpeed::kUnknown ? "???" : to_string(link.speed);
         }
       }
       out += '\n';

@@ -195,6 +195,26 @@ TEST(TopologyReader, ReadsIbsimExtensions) {
   EXPECT_EQ(port_of(f, "B", 3).guid, Guid{0x100003});
 }
 
+TEST(TopologyReader, AcceptsUnnamedWidthsAndSpeeds) {
+  // What ibnetdiscover prints for values it cannot name.
+  Fabric f = read_ok(
+      "Switch 4 \"A\"\n"
+      "[1] \"B\"[1] # \"b\" lid 0 4x???\n"
+      "[2] \"B\"[2] # \"b\" lid 0 ??HDR\n"
+      "[3] \"B\"[3] # \"b\" lid 0 ?????\n"
+      "\n"
+      "Hca 3 \"B\"\n");
+  const Link& l1 = f.link(port_of(f, "A", 1).link);
+  EXPECT_EQ(l1.width, LinkWidth::k4x);
+  EXPECT_EQ(l1.speed, LinkSpeed::kUnknown);
+  const Link& l2 = f.link(port_of(f, "A", 2).link);
+  EXPECT_EQ(l2.width, LinkWidth::kUnknown);
+  EXPECT_EQ(l2.speed, LinkSpeed::kHdr);
+  const Link& l3 = f.link(port_of(f, "A", 3).link);
+  EXPECT_EQ(l3.width, LinkWidth::kUnknown);
+  EXPECT_EQ(l3.speed, LinkSpeed::kUnknown);
+}
+
 TEST(TopologyReader, AcceptsLinkListedFromOneSide) {
   Fabric f = read_ok(
       "Switch 2 \"A\"\n"

@@ -92,6 +92,10 @@ Fabric small_fabric(bool lids, std::string_view router_desc = "gw \"edge\"") {
   EXPECT_TRUE(b.connect(leaf, PortNum{5}, spine, PortNum{1}, LinkWidth::k4x, LinkSpeed::kNdr).ok());
   EXPECT_TRUE(b.connect(leaf, PortNum{6}, spine, PortNum{2}, LinkWidth::k2x, LinkSpeed::kFdr10).ok());
   EXPECT_TRUE(b.connect(spine, PortNum{8}, rt, PortNum{1}, LinkWidth::k1x, LinkSpeed::kSdr).ok());
+  // Half-known links use ibnetdiscover's "??" / "???" placeholders.
+  EXPECT_TRUE(b.connect(leaf, PortNum{7}, spine, PortNum{3}, LinkWidth::k4x, LinkSpeed::kUnknown).ok());
+  EXPECT_TRUE(b.connect(leaf, PortNum{8}, spine, PortNum{4}, LinkWidth::kUnknown, LinkSpeed::kXdr).ok());
+  EXPECT_TRUE(b.connect(spine, PortNum{5}, spine, PortNum{6}).ok());  // a loopback cable, nothing known
   return build_ok(b);
 }
 
@@ -109,11 +113,17 @@ TEST(TopologyWriter, WritesIbnetdiscoverFormat) {
       "[1]\t\"H-0000000000100000\"[1](100001) \t\t# \"node001 mlx5_0\" lid 4 4xHDR\n"
       "[5]\t\"S-0000000000200001\"[1]\t\t# \"spine 0\" lid 2 4xNDR\n"
       "[6]\t\"S-0000000000200001\"[2]\t\t# \"spine 0\" lid 2 2xFDR10\n"
+      "[7]\t\"S-0000000000200001\"[3]\t\t# \"spine 0\" lid 2 4x???\n"
+      "[8]\t\"S-0000000000200001\"[4]\t\t# \"spine 0\" lid 2 ??XDR\n"
       "\n"
       "vendid=0x0\ndevid=0x0\nsysimgguid=0x2000ff\nswitchguid=0x200001(200001)\n"
       "Switch\t8 \"S-0000000000200001\"\t\t# \"spine 0\" enhanced port 0 lid 2 lmc 0\n"
       "[1]\t\"S-0000000000200000\"[5]\t\t# \"leaf r0 0\" lid 1 4xNDR\n"
       "[2]\t\"S-0000000000200000\"[6]\t\t# \"leaf r0 0\" lid 1 2xFDR10\n"
+      "[3]\t\"S-0000000000200000\"[7]\t\t# \"leaf r0 0\" lid 1 4x???\n"
+      "[4]\t\"S-0000000000200000\"[8]\t\t# \"leaf r0 0\" lid 1 ??XDR\n"
+      "[5]\t\"S-0000000000200001\"[6]\t\t# \"spine 0\" lid 2\n"
+      "[6]\t\"S-0000000000200001\"[5]\t\t# \"spine 0\" lid 2\n"
       "[8]\t\"R-0000000000300000\"[1](300001) \t\t# \"gw  edge \" lid 9 1xSDR\n"
       "\n"
       "vendid=0x0\ndevid=0x0\nsysimgguid=0x100000\ncaguid=0x100000\n"
