@@ -1,8 +1,7 @@
 #include "sm_plugin/hop_matrices.h"
 
 #include <algorithm>
-#include <functional>
-#include <queue>
+#include <cstring>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -49,7 +48,7 @@ Result<HopStats> build_hop_matrices(osm_subn_t& subn) {
     for (uint32_t p = 1; p < sw[s]->num_ports && p < node->physp_tbl_size; ++p) {
       osm_physp_t* physp = osm_node_get_physp_ptr(node, p);
       if (physp == nullptr) continue;
-      physp->hop_wf = 1;  // as OpenSM's set_default_hop_wf, so its state is the same
+      physp->hop_wf = 1;  // as OpenSM's set_default_hop_wf: every weight is 1
       if (physp->p_remote_physp == nullptr) continue;
       auto it = index.find(physp->p_remote_physp->p_node);
       if (it == index.end() || it->second == s) continue;  // not a switch, or a loopback cable
@@ -59,54 +58,65 @@ Result<HopStats> build_hop_matrices(osm_subn_t& subn) {
     }
   }
 
-  // dist[t * n + r] = D(r, t): Dijkstra from t over reversed edges. An
-  // unhealthy edge counts only as the last hop into t itself.
+  // dist[t * n + r] = D(r, t): a breadth-first search from t over reversed
+  // edges (every weight is 1, see above). An unhealthy edge counts only as
+  // the last hop into t itself.
   std::vector<uint32_t> dist(static_cast<size_t>(n) * n, kInf);
-  using Item = std::pair<uint32_t, uint32_t>;  // (distance, switch)
-  std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
+  std::vector<uint32_t> frontier;
+  frontier.reserve(n);
   for (uint32_t t = 0; t < n; ++t) {
     uint32_t* d = dist.data() + static_cast<size_t>(t) * n;
     d[t] = 0;
-    queue.push({0, t});
-    while (!queue.empty()) {
-      auto [dx, x] = queue.top();
-      queue.pop();
-      if (dx != d[x]) continue;
+    frontier.assign(1, t);
+    for (size_t head = 0; head < frontier.size(); ++head) {
+      const uint32_t x = frontier[head];
       for (const Edge& e : in[x]) {
         if (!e.healthy && x != t) continue;
-        const uint32_t nd = dx + e.weight;
-        if (nd < d[e.to]) {
-          d[e.to] = nd;
-          queue.push({nd, e.to});
-        }
+        if (d[e.to] != kInf) continue;
+        d[e.to] = d[x] + 1;
+        frontier.push_back(e.to);
       }
     }
   }
 
+  // Each (switch, LID) row is computed in a buffer and stored at once:
+  // osm_switch_set_hops allocates the row (and checks the LID), then the row
+  // is copied over. Rows hold num_ports bytes, OSM_NO_PATH where no port
+  // leads, [0] the least — exactly what one osm_switch_set_hops call per
+  // entry would leave, without ~64 calls per row.
   HopStats stats;
   stats.switches = n;
+  std::vector<uint8_t> row;
   for (uint32_t s = 0; s < n; ++s) {
     osm_switch_t* p_sw = sw[s];
-    auto set = [&](uint16_t l, uint8_t port, uint32_t hops) -> Status {
-      if (l == 0) return {};  // a switch without a LID: nothing to reach
-      if (osm_switch_set_hops(p_sw, l, port, static_cast<uint8_t>(std::min<uint32_t>(hops, OSM_NO_PATH - 1))) != 0) {
-        return Error{"OpenSM refused hop count for LID " + std::to_string(l) + " port " + std::to_string(port)};
-      }
-      ++stats.entries;
-      return {};
-    };
-    if (Status st = set(lid[s], 0, 0); !st) return st.error();
-    for (const Edge& e : out[s]) {
-      if (e.healthy) continue;
-      if (Status st = set(lid[e.to], e.port, e.weight); !st) return st.error();
-    }
-    // Destination-major: each LID's row of this switch is filled in one go.
+    row.assign(p_sw->num_ports, OSM_NO_PATH);
     for (uint32_t t = 0; t < n; ++t) {
+      if (lid[t] == 0) continue;  // a switch without a LID: nothing to reach
       const uint32_t* d = dist.data() + static_cast<size_t>(t) * n;
+      std::fill(row.begin(), row.end(), OSM_NO_PATH);
+      uint32_t least = t == s ? 0 : kInf;
+      uint32_t written = t == s ? 1 : 0;
       for (const Edge& e : out[s]) {
-        if (!e.healthy || d[e.to] == kInf) continue;
-        if (Status st = set(lid[t], e.port, e.weight + d[e.to]); !st) return st.error();
+        uint32_t hops;
+        if (e.healthy) {
+          if (d[e.to] == kInf) continue;
+          hops = e.weight + d[e.to];
+        } else {
+          if (e.to != t) continue;  // unhealthy: only the hop to the neighbour itself
+          hops = e.weight;
+        }
+        hops = std::min<uint32_t>(hops, OSM_NO_PATH - 1);
+        row[e.port] = static_cast<uint8_t>(hops);
+        least = std::min(least, hops);
+        ++written;
       }
+      if (written == 0) continue;
+      row[0] = static_cast<uint8_t>(least);
+      if (osm_switch_set_hops(p_sw, lid[t], 0, row[0]) != 0 || p_sw->hops[lid[t]] == nullptr) {
+        return Error{"OpenSM refused hop counts for LID " + std::to_string(lid[t])};
+      }
+      std::memcpy(p_sw->hops[lid[t]], row.data(), row.size());
+      stats.entries += written;
     }
   }
   return stats;

@@ -8,7 +8,8 @@
 // switches / 8,192 CAs.
 //
 // Same values as osm_ucast_mgr_build_lid_matrices (OpenSM 3.3.23), by one
-// Dijkstra per destination switch over the switch graph instead:
+// breadth-first search per destination switch over the switch graph instead
+// (O(switches x links) plus one copy per matrix row):
 //  - a switch's own base LID: 0 hops at port 0;
 //  - port p of switch s cabled to switch r (r != s), weight w = p's hop_wf,
 //    which is 1 (set here, as OpenSM does); with a hop_weights_file the
