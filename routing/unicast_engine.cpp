@@ -69,6 +69,13 @@ class Engine {
     batch_.assign(static_cast<size_t>(kBatch) * n, ForwardingTables::kNoPath);
     build_ca_lists();
     compute_slots();
+    by_guid_.resize(n);
+    for (uint32_t s = 0; s < n; ++s) by_guid_[s] = s;
+    std::sort(by_guid_.begin(), by_guid_.end(), [&](uint32_t a, uint32_t b) {
+      return fabric_.node(g_.node(a)).guid < fabric_.node(g_.node(b)).guid;
+    });
+    guid_rank_.resize(n);
+    for (uint32_t i = 0; i < n; ++i) guid_rank_[by_guid_[i]] = i;
     // Up and down entries of every switch, each contiguous.
     down_begin_.assign(n + 1, 0);
     up_begin_.assign(n + 1, 0);
@@ -127,14 +134,19 @@ class Engine {
       }
     }
     // Switch LIDs (management traffic) after all CAs, so they do not disturb
-    // the CA balance.
-    for (uint32_t t = lane; t < n; t += lanes) {
+    // the CA balance; taken in GUID order, every lanes-th to this lane, so the
+    // result does not depend on the order the fabric lists its nodes in.
+    for (uint32_t r = lane; r < n; r += lanes) {
+      const uint32_t t = by_guid_[r];
       const Port& p0 = fabric_.port(fabric_.node(g_.node(t)).first_port);
       if (!p0.lid.valid()) continue;
       prepare_target(t);
       for (uint32_t k = 0; k < (1u << p0.lmc); ++k) {
         Lid lid{static_cast<uint16_t>(p0.lid.value + k)};
-        if (lid.valid()) route_destination(lid, t, 0, t + k);
+        // Slot from the switch's GUID rank, not its index: the same fabric read
+        // in another node order (OpenSM's subnet vs ibnetdiscover's file) must
+        // get the same tables.
+        if (lid.valid()) route_destination(lid, t, 0, guid_rank_[t] + k);
       }
     }
   }
@@ -480,7 +492,7 @@ class Engine {
       if (k == 0) continue;
       // Offset by the switch index: cursors of like switches advance in step,
       // and the sources of one destination must not all pick the same slot.
-      uint32_t e = cand_[first + ((cursor_[s]++ + s) % k)];
+      uint32_t e = cand_[first + ((cursor_[s]++ + guid_rank_[s]) % k)];
       put(s, g_.port(e));
     }
   }
@@ -559,6 +571,8 @@ class Engine {
   std::vector<uint32_t> up_begin_, up_entries_;
   Lid lid_;
   uint32_t target_seq_ = 0;
+  std::vector<uint32_t> guid_rank_;  // per switch: rank of its GUID
+  std::vector<uint32_t> by_guid_;    // switches in GUID order
   std::vector<uint8_t> batch_;
   std::vector<Lid> batch_lids_;
   uint8_t* column_ = nullptr;
