@@ -25,6 +25,15 @@ Fabric generate(GeneratorSpec spec) {
   return std::move(g).value().fabric;
 }
 
+GeneratorSpec roft(uint32_t servers, uint32_t rails, uint32_t levels, uint32_t radix) {
+  GeneratorSpec spec;
+  spec.servers = servers;
+  spec.rails = rails;
+  spec.levels = levels;
+  spec.radix = radix;
+  return spec;
+}
+
 struct Routed {
   RoutingResult result;
   VerifyReport verify;
@@ -65,11 +74,7 @@ void expect_clean(const Routed& r) {
 }
 
 TEST(UnicastEngine, HealthyTwoLevelRoftIsShiftOptimal) {
-  GeneratorSpec spec;
-  spec.servers = 64;
-  spec.rails = 8;
-  spec.levels = 2;
-  spec.radix = 32;
+  GeneratorSpec spec = roft(64, 8, 2, 32);
   Fabric f = generate(spec);
   Routed r = route_and_judge(f);
   expect_clean(r);
@@ -82,11 +87,7 @@ TEST(UnicastEngine, HealthyTwoLevelRoftIsShiftOptimal) {
 }
 
 TEST(UnicastEngine, HealthyThreeLevelRoftIsShiftOptimal) {
-  GeneratorSpec spec;
-  spec.servers = 128;
-  spec.rails = 8;
-  spec.levels = 3;
-  spec.radix = 16;
+  GeneratorSpec spec = roft(128, 8, 3, 16);
   Fabric f = generate(spec);
   Routed r = route_and_judge(f);
   expect_clean(r);
@@ -98,11 +99,7 @@ TEST(UnicastEngine, HealthyThreeLevelRoftIsShiftOptimal) {
 
 TEST(UnicastEngine, FivePercentSwitchLinksRemovedStaysReachableAndDeadlockFree) {
   for (uint64_t seed : {1, 2, 3}) {
-    GeneratorSpec spec;
-    spec.servers = 128;
-    spec.rails = 8;
-    spec.levels = 3;
-    spec.radix = 16;
+    GeneratorSpec spec = roft(128, 8, 3, 16);
     spec.seed = seed;
     spec.remove_switch_links = 51;  // ~5% of 1,024 switch-switch links
     Fabric f = generate(spec);
@@ -133,11 +130,7 @@ TEST(UnicastEngine, EveryLeafLosingOneUplinkKeepsShiftLoadLow) {
 }
 
 TEST(UnicastEngine, MissingCaLinksAreReportedAndOthersStayRouted) {
-  GeneratorSpec spec;
-  spec.servers = 32;
-  spec.rails = 4;
-  spec.levels = 2;
-  spec.radix = 16;
+  GeneratorSpec spec = roft(32, 4, 2, 16);
   spec.remove_ca_links = 2;
   Fabric f = generate(spec);
   Routed r = route_and_judge(f);
@@ -153,11 +146,7 @@ TEST(UnicastEngine, MissingCaLinksAreReportedAndOthersStayRouted) {
 }
 
 TEST(UnicastEngine, DrainedLinkIsAvoided) {
-  GeneratorSpec spec;
-  spec.servers = 64;
-  spec.rails = 8;
-  spec.levels = 2;
-  spec.radix = 32;
+  GeneratorSpec spec = roft(64, 8, 2, 32);
   Fabric f = generate(spec);
   // Drain leaf g000 r0's first uplink.
   NodeId leaf = f.find_name("leaf g000 r0");
@@ -192,11 +181,7 @@ TEST(UnicastEngine, DrainedLinkIsAvoided) {
 }
 
 TEST(UnicastEngine, DrainedOnlyPathIsUsedAndListed) {
-  GeneratorSpec spec;
-  spec.servers = 16;
-  spec.rails = 2;
-  spec.levels = 2;
-  spec.radix = 16;
+  GeneratorSpec spec = roft(16, 2, 2, 16);
   Fabric f = generate(spec);
   // Drain every uplink of one leaf: its CAs can only be reached through drains.
   policies::Policy policy;
@@ -282,11 +267,7 @@ TEST(UnicastEngine, OddRingGetsACentreRootAndStaysDeadlockFree) {
 }
 
 TEST(UnicastEngine, SameInputSameTables) {
-  GeneratorSpec spec;
-  spec.servers = 64;
-  spec.rails = 8;
-  spec.levels = 3;
-  spec.radix = 16;
+  GeneratorSpec spec = roft(64, 8, 3, 16);
   spec.remove_switch_links = 20;
   Fabric f = generate(spec);
   auto a = route_unicast(f, plan_routing(f, {}, map_rails(f, {})).value());
@@ -321,11 +302,7 @@ Fabric reversed(const Fabric& f) {
 }
 
 TEST(UnicastEngine, TablesDoNotDependOnNodeOrder) {
-  GeneratorSpec spec;
-  spec.servers = 64;
-  spec.rails = 8;
-  spec.levels = 3;
-  spec.radix = 16;
+  GeneratorSpec spec = roft(64, 8, 3, 16);
   spec.remove_switch_links = 20;
   Fabric f = generate(spec);
   Fabric r = reversed(f);
