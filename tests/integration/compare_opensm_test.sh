@@ -35,9 +35,9 @@ frac="$num / $num"
 for e in ftree updn minhop railyard; do
   row=$(grep -E "^\| $e \|" table.md)
   want=$e
-  [[ $e == railyard ]] && want=file
+  [[ $e == railyard ]] && want="file"
   # | name | used | reach | loops | stretch | rail | cross | perm | a2a | time |
-  IFS='|' read -r _ name used reach loops stretch rail cross perm a2a time _ <<<"$row"
+  IFS="|" read -r _ _ used reach loops stretch rail cross perm a2a time _ <<<"$row"
   trim() { sed 's/^ *//; s/ *$//' <<<"$1"; }
   ry_assert_eq "$want" "$(trim "$used")" "$e: engine used (no fallback on a healthy tree)"
   ry_assert_eq "100%" "$(trim "$reach")" "$e: reachability"

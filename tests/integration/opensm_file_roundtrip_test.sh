@@ -149,7 +149,8 @@ ndisc=$(wc -l <discriminating.idx)
   echo "1 2"
   head -n $((PAIRS / 2 - 2)) discriminating.idx
 } >pairs.idx
-awk -v n="$((PAIRS - $(wc -l <pairs.idx)))" -v seed="$SEED" -v total="$ncas" 'BEGIN { srand(seed)
+fill=$((PAIRS - $(wc -l <pairs.idx)))
+awk -v n="$fill" -v seed="$SEED" -v total="$ncas" 'BEGIN { srand(seed)
     for (k = 0; k < n; k++) { a = 1 + int(rand() * total); do b = 1 + int(rand() * total); while (b == a); print a, b } }' >>pairs.idx
 checked=0
 while read -r ia ib; do
