@@ -1,7 +1,9 @@
 #include "policies/policy_loader.h"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstdio>
@@ -9,6 +11,7 @@
 #include <initializer_list>
 #include <optional>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -183,7 +186,42 @@ PortRef get_port_ref(const YAML::Node& n, const std::string& path) {
               type_name(n));
 }
 
+// libstdc++ compiles std::regex by recursive descent, one level per group:
+// deep nesting overflows the stack (a crash, not an exception), so depth and
+// length are bounded before compiling. Real rail patterns are a line long.
+constexpr size_t kMaxPatternLength = 1024;
+constexpr int kMaxGroupDepth = 32;
+
+int group_depth(std::string_view pattern) {
+  int depth = 0;
+  int deepest = 0;
+  bool in_class = false;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    char c = pattern[i];
+    if (c == '\\') {
+      ++i;  // an escaped character is a literal, also inside [...]
+    } else if (in_class) {
+      in_class = c != ']';
+    } else if (c == '[') {
+      in_class = true;
+    } else if (c == '(') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ')') {
+      depth = std::max(depth - 1, 0);
+    }
+  }
+  return deepest;
+}
+
 void check_pattern(const YAML::Node& at, const std::string& path, const std::string& pattern) {
+  if (pattern.size() > kMaxPatternLength) {
+    fail(at, "'" + path + "': pattern is " + std::to_string(pattern.size()) + " characters long; at most " +
+                 std::to_string(kMaxPatternLength));
+  }
+  if (int depth = group_depth(pattern); depth > kMaxGroupDepth) {
+    fail(at, "'" + path + "': pattern nests groups " + std::to_string(depth) + " deep; at most " +
+                 std::to_string(kMaxGroupDepth));
+  }
   try {
     std::regex re(pattern, std::regex::ECMAScript);
     if (re.mark_count() < 2) {
@@ -302,6 +340,47 @@ Error make_error(std::string_view source, int line, const std::string& message) 
   return Error{out + ": " + message};
 }
 
+// Counts documents without building nodes; remembers where each starts.
+class DocumentCounter : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> starts;
+  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+// Refuses a stream of more than one document, and text on which yaml-cpp 0.7
+// makes no progress. Its parser leaves a stray top-level token such as ','
+// unconsumed and reports an empty document at the same place forever
+// (jbeder/yaml-cpp#1040, fixed upstream by #1318/#1319 after 0.7), so
+// YAML::LoadAll never returns and grows without bound. Here at most three
+// documents are pulled, and two starting at the same offset mean "stuck".
+std::optional<LoadError> check_documents(std::string_view text) {
+  std::istringstream in{std::string(text)};
+  YAML::Parser parser(in);
+  DocumentCounter counter;
+  for (int i = 0; i < 3 && parser.HandleNextDocument(counter); ++i) {
+  }
+  const std::vector<YAML::Mark>& s = counter.starts;
+  for (size_t i = 0; i + 1 < s.size(); ++i) {
+    if (s[i].pos == s[i + 1].pos) {
+      size_t pos = static_cast<size_t>(std::max(s[i].pos, 0));
+      std::string what = pos < text.size() ? "'" + std::string(1, text[pos]) + "'" : "end of text";
+      return LoadError{s[i].line, "invalid YAML: unexpected " + what};
+    }
+  }
+  if (s.size() > 1) {
+    return LoadError{s[1].line, "expected one YAML document, found " + std::string(s.size() > 2 ? "more" : "2")};
+  }
+  return std::nullopt;
+}
+
 // --- rendering ---
 
 void append_utf8_escape(std::string& out, uint32_t cp) {
@@ -407,13 +486,10 @@ std::vector<std::string> port_refs(const std::vector<PortRef>& refs) {
 Result<Policy> parse_policy_yaml(std::string_view text, std::string_view source_name) {
   if (auto bad = check_text(text)) return make_error(source_name, bad->first, bad->second);
   try {
-    std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
-    if (docs.size() > 1) {
-      return make_error(source_name, docs[1].Mark().line,
-                        "expected one YAML document, found " + std::to_string(docs.size()));
-    }
-    if (docs.empty()) return Policy{};
-    return load(docs[0]);
+    if (std::optional<LoadError> bad_docs = check_documents(text)) throw *bad_docs;
+    // YAML::Load reads the first document only; check_documents made sure
+    // there is exactly one (or none: an empty file is the default policy).
+    return load(YAML::Load(std::string(text)));
   } catch (const LoadError& e) {
     return make_error(source_name, e.line, e.message);
   } catch (const YAML::Exception& e) {

@@ -27,8 +27,11 @@
 // unknown and duplicate keys (named with their path and the expected keys),
 // wrong types (a list where a mapping belongs, a quoted number, "yes" for a
 // bool), ports outside 1..254, malformed GUIDs, empty node names, regexes that
-// do not compile or have fewer than 2 capture groups, and limits of 0. The
-// first error found is reported. Nothing throws out of these functions.
+// do not compile, have fewer than 2 capture groups, are longer than 1024
+// characters or nest groups deeper than 32 (std::regex compiles recursively),
+// and limits of 0. The first error found is reported. Nothing throws out of
+// these functions, and yaml-cpp 0.7's endless loop on a stray top-level ','
+// is avoided (see check_documents in the .cpp).
 //
 // Round trip: for every Policy p that parse accepts, parse(render(p)) == p.
 #pragma once

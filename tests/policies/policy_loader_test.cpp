@@ -221,6 +221,20 @@ TEST(PolicyLoader, Patterns) {
             "it needs 2 (host, rail)");
 }
 
+TEST(PolicyLoader, PatternsTooDeepOrLongForStdRegex) {
+  std::string deep = std::string(40, '(') + "a" + std::string(40, ')');
+  EXPECT_EQ(error_of("rails: {patterns: ['" + deep + "']}\n"),
+            "policy.yaml: line 1: 'rails.patterns[0]': pattern nests groups 40 deep; at most 32");
+  // Brackets in a class or escaped do not nest.
+  Result<Policy> r = parse_policy_yaml("rails: {patterns: ['^(.+)\\(\\(\\([(((((((((((((((((((((((((((((((((((] ([0-9])$']}\n", "p.yaml");
+  EXPECT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(error_of("rails: {patterns: ['(a)(b)" + std::string(1100, 'x') + "']}\n"),
+            "policy.yaml: line 1: 'rails.patterns[0]': pattern is 1106 characters long; at most 1024");
+  EXPECT_EQ(error_of("rails: {patterns: ['(a{100000})(b)']}\n").rfind(
+                "policy.yaml: line 1: 'rails.patterns[0]': pattern '(a{100000})(b)' does not compile: ", 0),
+            0u);
+}
+
 TEST(PolicyLoader, Limits) {
   EXPECT_EQ(error_of("adaptive_routing: {max_groups_per_switch: 0}\n"),
             "policy.yaml: line 1: 'adaptive_routing.max_groups_per_switch': limit 0 is outside 1..4294967295");
@@ -240,7 +254,19 @@ TEST(PolicyLoader, MalformedYaml) {
   EXPECT_EQ(error_of("drains:\n  links: [a[1]\n"), "policy.yaml: line 2: invalid YAML: end of sequence flow not found");
   EXPECT_EQ(error_of("rails:\n  patterns: []\n infer_from_structure: true\n"),
             "policy.yaml: line 3: invalid YAML: end of map not found");
-  EXPECT_EQ(error_of("roots: []\n---\nroots: []\n"), "policy.yaml: line 3: expected one YAML document, found 2");
+  EXPECT_EQ(error_of("roots: []\n---\nroots: []\n"), "policy.yaml: line 2: expected one YAML document, found 2");
+  EXPECT_EQ(error_of("roots: []\n---\nroots: []\n---\n"), "policy.yaml: line 2: expected one YAML document, found more");
+  // yaml-cpp 0.7 never finishes these through YAML::LoadAll (jbeder/yaml-cpp#1040).
+  EXPECT_EQ(error_of(","), "policy.yaml: line 1: invalid YAML: unexpected ','");
+  EXPECT_EQ(error_of(",%%"), "policy.yaml: line 1: invalid YAML: unexpected ','");
+  EXPECT_EQ(error_of("roots: []\n,\n"), "policy.yaml: line 2: invalid YAML: end of map not found");
+  EXPECT_EQ(error_of("- a\n,"), "policy.yaml: line 2: invalid YAML: unexpected ','");
+  for (std::string_view text : {"[:", "{:", "[:]", "{:]", "{", "[", "\"", "'", "&", "*", "!", "%", "---\n..."}) {
+    Result<Policy> r = parse_policy_yaml(text, "policy.yaml");  // must return, whatever it says
+    if (!r.ok()) {
+      EXPECT_EQ(r.error().message.rfind("policy.yaml: ", 0), 0u) << text;
+    }
+  }
   EXPECT_EQ(error_of("roots: [a]\nx: \x01\x02\xff\xfe"),
             "policy.yaml: line 2: control character 0x01 (policy files are text)");
   EXPECT_EQ(error_of("roots: ['\xc3\x28']\n"), "policy.yaml: line 1: invalid UTF-8 (policy files are UTF-8 text)");

@@ -1,5 +1,7 @@
 #include "routing/rails.h"
 
+#include "routing/generator.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -365,6 +367,41 @@ TEST(Rails, FactoryDescriptionsAreNotHosts) {
   EXPECT_EQ(m.misfits[0].detail,
             "CA 'MT4129 ConnectX7   Mellanox Technologies' has no rail: its description matches no rail pattern "
             "and 'MT4129' starts 70 descriptions, too many to be a host");
+}
+
+// Generated rail-optimized fat trees: every CA's rail is its mlx5 index, every
+// leaf "leaf gG rR" has rail R, levels follow the tree, no misfits — also
+// after seeded removal of switch links, which must not change leaf rails.
+TEST(Rails, GeneratedRoftsHaveNoMisfits) {
+  for (uint32_t levels : {2u, 3u}) {
+    for (uint32_t removed : {0u, 5u}) {
+      GeneratorSpec spec;
+      spec.servers = levels == 2 ? 32 : 128;
+      spec.rails = 4;
+      spec.levels = levels;
+      spec.radix = levels == 2 ? 32 : 16;
+      spec.remove_switch_links = removed;
+      spec.seed = 3;
+      Result<GeneratedFabric> g = generate_fabric(spec);
+      ASSERT_TRUE(g.ok()) << g.error().message;
+      const Fabric& f = g->fabric;
+      RailMap m = map_rails(f, {});
+      EXPECT_TRUE(m.misfits.empty()) << ::testing::PrintToString(details(m));
+      EXPECT_EQ(m.num_rails, spec.rails);
+      EXPECT_EQ(m.hosts.size(), spec.servers);
+      EXPECT_EQ(m.max_level, static_cast<int32_t>(levels) - 1);
+      for (NodeId sw : f.switches()) {
+        std::string_view d = f.desc(sw);
+        if (d.rfind("leaf", 0) != 0) {
+          EXPECT_GT(m.level[sw.value()], 0) << d;
+          continue;
+        }
+        EXPECT_EQ(m.level[sw.value()], 0) << d;
+        int32_t rail = d.back() - '0';  // "leaf gGGG rR", R < 10 here
+        EXPECT_EQ(m.rail[sw.value()], rail) << d;
+      }
+    }
+  }
 }
 
 // The hand-written matcher for the default pattern family must agree with
