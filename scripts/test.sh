@@ -5,6 +5,8 @@
 # step fails; prints a summary either way.
 #   sudo bash scripts/test.sh
 # Environment: RAILYARD_TEST_FILTER=REGEX passes -R REGEX to both ctest runs.
+# A unit test gets 300 s (under ASan), an integration test 900 s: a guard
+# against hangs, far above what any test needs.
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -48,7 +50,7 @@ if step "setup" bash scripts/setup.sh &&
    step "build asan" bash scripts/build.sh asan &&
    step "build release" bash scripts/build.sh release; then
   step "unit tests (asan)" ctest --test-dir build/asan -L unit --output-on-failure -j2 \
-    --timeout 600 "${filter[@]}"
+    --timeout 300 "${filter[@]}"
   step "integration tests (release)" ctest --test-dir build/release -L integration \
     --output-on-failure --timeout 900 "${filter[@]}"
 fi
