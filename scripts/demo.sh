@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # demo.sh — THE main command: build railyard, generate a rail-optimized fat tree,
-# bring it up in the real ibsim under the real OpenSM, discover it with
-# ibnetdiscover and show what railyard reads from the discovered fabric.
+# bring it up in the real ibsim under the real OpenSM with railyard loaded as its
+# routing engine, discover it with ibnetdiscover, show what railyard reads, judge
+# the tables on the switches (ibroute + railyard verify), trace two paths with
+# ibtracert, then fail one leaf uplink and show the reroute.
 #   sudo bash scripts/demo.sh
 # Environment: DEMO_SERVERS (32), DEMO_RAILS (8), DEMO_RADIX (32), DEMO_KEEP=1
 # keeps the work directory.
@@ -21,11 +23,11 @@ DEMO_RADIX=${DEMO_RADIX:-32}
 RAILYARD=$root/build/release/railyard
 [[ -n "${DEMO_KEEP:-}" ]] && RY_KEEP_TMP=1
 
-DEMO_STEPS=(setup build generate start_ibsim start_opensm discover show compare)
+DEMO_STEPS=(setup build generate start_ibsim start_opensm discover show compare routing trace link_failure)
 
 demo_setup() { bash "$root/scripts/setup.sh"; }
 
-demo_build() { bash "$root/scripts/build.sh" release railyard; }
+demo_build() { bash "$root/scripts/build.sh" release railyard osmrailyard; }
 
 # A 2-level ROFT: servers in groups of radix/2, one leaf per (group, rail),
 # radix/2 spines, every leaf cabled to every spine.
@@ -37,14 +39,59 @@ demo_generate() {
 }
 
 demo_start_ibsim() {
-  ry_start_ibsim "$RY_TMP/fabric.net"
+  ry_start_ibsim "$RY_TMP/fabric.net" --console
   echo "ibsim running (pid $RY_IBSIM_PID, socket $RY_SOCKNAME)"
 }
 
-# Stock OpenSM with its default engine for now.
+# The real OpenSM with railyard loaded as its routing engine (sm_plugin/).
 demo_start_opensm() {
-  ry_start_opensm --timeout 180
+  export LD_LIBRARY_PATH=$root/build/release/sm_plugin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  printf 'log_level: info\npolicy_file: %s/policy.yaml\n' "$RY_TMP" >"$RY_TMP/railyard-plugin.yaml"
+  : >"$RY_TMP/policy.yaml"
+  ry_start_opensm --timeout 180 \
+    --conf "event_plugin_name osmrailyard" \
+    --conf "event_plugin_options $RY_TMP/railyard-plugin.yaml" \
+    --conf "routing_engine railyard"
   echo "OpenSM: SUBNET UP, routing engine: $(ry_opensm_engine)"
+  grep -o 'railyard: pass 1: .*' "$RY_OPENSM_LOG"
+}
+
+# The tables now on the switches (ibroute of every switch), judged by railyard.
+demo_routing() {
+  local lid
+  : >"$RY_TMP/ibroute.txt"
+  for lid in $(sed -n 's/^Switch.* port 0 lid \([0-9][0-9]*\) .*/\1/p' "$RY_TMP/discovered.net"); do
+    ry_diag ibroute "$lid" >>"$RY_TMP/ibroute.txt" 2>>"$RY_TMP/ibroute.err"
+  done
+  "$RAILYARD" verify --topo "$RY_TMP/discovered.net" --lfts "$RY_TMP/ibroute.txt" --max-shifts 8
+}
+
+# ca_lid DESC: the LID ibnetdiscover saw on the CA described DESC.
+ca_lid() {
+  grep -A1 "# \"$1\"" "$RY_TMP/discovered.net" | sed -n 's/.*# lid \([0-9][0-9]*\) .*/\1/p' | head -1
+}
+
+trace() {
+  echo "ibtracert $1 -> $2:"
+  ry_diag ibtracert "$(ca_lid "$1")" "$(ca_lid "$2")" 2>>"$RY_TMP/ibtracert.err" | sed 's/^/  /'
+}
+
+demo_trace() {
+  trace "node001 mlx5_0" "node020 mlx5_0"  # rail 0, across the spines
+  trace "node001 mlx5_3" "node002 mlx5_3"  # rail 3, one leaf
+}
+
+# One leaf uplink fails (ibsim console): OpenSM resweeps, railyard reroutes.
+demo_link_failure() {
+  local leaf
+  leaf=$(sed -n 's/^Switch.*"\(S-[0-9a-f]*\)".*# "leaf g000 r1".*/\1/p' "$RY_TMP/fabric.net")
+  echo "Unlink \"$leaf\"[$((DEMO_RADIX / 2 + 1))]  (leaf g000 r1, first uplink)"
+  ry_ibsim_cmd "Unlink \"$leaf\"[$((DEMO_RADIX / 2 + 1))]"
+  ry_wait_log "railyard: pass 2: time " 60
+  ry_wait_log "SUBNET UP" 60 "$RY_OPENSM_LOG" 2
+  grep -o 'railyard: pass 2: .*' "$RY_OPENSM_LOG"
+  demo_discover
+  demo_routing | grep -E 'reachability|credit loops|rail-aligned'
 }
 
 demo_discover() {
