@@ -13,6 +13,7 @@
 #include <map>
 
 #include "routing/ar_groups.h"
+#include "routing/channel_graph.h"
 #include "routing/switch_graph.h"
 
 namespace railyard::routing {
@@ -22,77 +23,6 @@ namespace {
 constexpr uint32_t kInf = std::numeric_limits<uint32_t>::max();
 constexpr uint32_t kNone = SwitchGraph::kNone;
 constexpr size_t kMaxProblems = 10;
-
-// Channel dependency graph over switch-to-switch channels (graph entries);
-// the dependencies of channel e1 (s -> r) are bits over r's entries.
-class ArCdg {
- public:
-  explicit ArCdg(const SwitchGraph& g) : g_(g) {
-    offset_.resize(g.num_entries() + 1, 0);
-    for (uint32_t e = 0; e < g.num_entries(); ++e) {
-      uint32_t r = g.remote(e);
-      offset_[e + 1] = offset_[e] + (g.end(r) - g.begin(r));
-    }
-    bits_.assign((offset_.back() + 63) / 64, 0);
-    used_.assign(g.num_entries(), 0);
-  }
-  void use(uint32_t e) { used_[e] = 1; }
-  void add(uint32_t e1, uint32_t e2) {
-    uint64_t bit = offset_[e1] + (e2 - g_.begin(g_.remote(e1)));
-    bits_[bit / 64] |= uint64_t{1} << (bit % 64);
-  }
-
-  // Iterative DFS; colours 0 white, 1 on the stack, 2 done.
-  void check(const Fabric& f, ArCheck& out) const {
-    for (uint8_t u : used_) out.channels += u;
-    for (uint64_t w : bits_) out.dependencies += static_cast<uint64_t>(__builtin_popcountll(w));
-    const uint32_t m = g_.num_entries();
-    std::vector<uint8_t> colour(m, 0);
-    std::vector<std::pair<uint32_t, uint64_t>> stack;
-    for (uint32_t root = 0; root < m; ++root) {
-      if (colour[root] || !used_[root]) continue;
-      stack.emplace_back(root, offset_[root]);
-      colour[root] = 1;
-      while (!stack.empty()) {
-        auto& [e, pos] = stack.back();
-        bool pushed = false;
-        while (pos < offset_[e + 1]) {
-          uint64_t bit = pos++;
-          if (!(bits_[bit / 64] >> (bit % 64) & 1)) continue;
-          uint32_t e2 = g_.begin(g_.remote(e)) + static_cast<uint32_t>(bit - offset_[e]);
-          if (colour[e2] == 1) {
-            out.acyclic = false;
-            size_t i = 0;
-            while (stack[i].first != e2) ++i;
-            for (; i < stack.size(); ++i) out.cycle += describe(f, stack[i].first) + " -> ";
-            out.cycle += describe(f, e2);
-            return;
-          }
-          if (colour[e2] == 0) {
-            colour[e2] = 1;
-            stack.emplace_back(e2, offset_[e2]);
-            pushed = true;
-            break;
-          }
-        }
-        if (!pushed) {
-          colour[stack.back().first] = 2;
-          stack.pop_back();
-        }
-      }
-    }
-  }
-
- private:
-  std::string describe(const Fabric& f, uint32_t e) const {
-    uint32_t s = g_.remote(g_.rev(e));
-    return std::string(f.desc(g_.node(s))) + "[" + std::to_string(g_.port(e)) + "]";
-  }
-  const SwitchGraph& g_;
-  std::vector<uint64_t> offset_;
-  std::vector<uint64_t> bits_;
-  std::vector<uint8_t> used_;
-};
 
 enum : uint8_t { kUnknown = 0, kVisiting = 1, kDone = 2 };
 
@@ -210,7 +140,7 @@ ArCheck verify_ar_groups(const Fabric& f, const ArTables& t) {
   }
 
   LidWalk walk(f, g, t, out);
-  ArCdg cdg(g);
+  ChannelDependencyGraph cdg(g);
   // Destinations whose groups agree at every switch that forwards to another
   // switch add the same dependencies: key = those group ids.
   std::map<std::vector<uint16_t>, bool> seen;
@@ -239,7 +169,11 @@ ArCheck verify_ar_groups(const Fabric& f, const ArTables& t) {
       }
     }
   }
-  cdg.check(f, out);
+  CreditLoopCheck loops = cdg.check(f);
+  out.acyclic = loops.acyclic;
+  out.channels = loops.channels;
+  out.dependencies = loops.dependencies;
+  out.cycle = std::move(loops.cycle);
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "routing/channel_graph.h"
 #include "routing/hop_resolver.h"
 #include "routing/switch_graph.h"
 
@@ -12,82 +13,6 @@ namespace {
 
 constexpr uint32_t kInf = std::numeric_limits<uint32_t>::max();
 constexpr uint32_t kNone = SwitchGraph::kNone;
-
-// Channel dependency graph over switch-to-switch channels (graph entries).
-// Dependencies of channel e1 (s -> n) are bits over n's entries.
-class Cdg {
- public:
-  explicit Cdg(const SwitchGraph& g) : g_(g) {
-    offset_.resize(g.num_entries() + 1, 0);
-    for (uint32_t e = 0; e < g.num_entries(); ++e) {
-      uint32_t n = g.remote(e);
-      offset_[e + 1] = offset_[e] + (g.end(n) - g.begin(n));
-    }
-    bits_.assign((offset_.back() + 63) / 64, 0);
-    used_.assign(g.num_entries(), 0);
-  }
-  void add(uint32_t e1, uint32_t e2) {
-    used_[e1] = used_[e2] = 1;
-    uint64_t bit = offset_[e1] + (e2 - g_.begin(g_.remote(e1)));
-    bits_[bit / 64] |= uint64_t{1} << (bit % 64);
-  }
-  void use(uint32_t e) { used_[e] = 1; }
-
-  CreditLoopCheck check(const Fabric& f) const {
-    CreditLoopCheck out;
-    for (uint8_t u : used_) out.channels += u;
-    for (uint64_t w : bits_) out.dependencies += static_cast<uint64_t>(__builtin_popcountll(w));
-    // Iterative DFS, colours 0 white, 1 on stack, 2 done.
-    const uint32_t m = g_.num_entries();
-    std::vector<uint8_t> colour(m, 0);
-    std::vector<std::pair<uint32_t, uint64_t>> stack;  // channel, next bit to look at
-    for (uint32_t root = 0; root < m; ++root) {
-      if (colour[root] || !used_[root]) continue;
-      stack.emplace_back(root, offset_[root]);
-      colour[root] = 1;
-      while (!stack.empty()) {
-        auto& [e, pos] = stack.back();
-        uint64_t end = offset_[e + 1];
-        bool pushed = false;
-        while (pos < end) {
-          uint64_t bit = pos++;
-          if (!(bits_[bit / 64] >> (bit % 64) & 1)) continue;
-          uint32_t e2 = g_.begin(g_.remote(e)) + static_cast<uint32_t>(bit - offset_[e]);
-          if (colour[e2] == 1) {
-            out.acyclic = false;
-            // The cycle is the stack from e2 to the top.
-            size_t i = 0;
-            while (stack[i].first != e2) ++i;
-            for (; i < stack.size(); ++i) out.cycle += describe(f, stack[i].first) + " -> ";
-            out.cycle += describe(f, e2);
-            return out;
-          }
-          if (colour[e2] == 0) {
-            colour[e2] = 1;
-            stack.emplace_back(e2, offset_[e2]);
-            pushed = true;
-            break;
-          }
-        }
-        if (!pushed) {
-          colour[stack.back().first] = 2;
-          stack.pop_back();
-        }
-      }
-    }
-    return out;
-  }
-
- private:
-  std::string describe(const Fabric& f, uint32_t e) const {
-    uint32_t s = g_.remote(g_.rev(e));
-    return std::string(f.desc(g_.node(s))) + "[" + std::to_string(g_.port(e)) + "]";
-  }
-  const SwitchGraph& g_;
-  std::vector<uint64_t> offset_;
-  std::vector<uint64_t> bits_;
-  std::vector<uint8_t> used_;
-};
 
 std::vector<uint32_t> bfs_from(const SwitchGraph& g, uint32_t src) {
   std::vector<uint32_t> d(g.num_switches(), kInf);
@@ -203,7 +128,7 @@ VerifyReport verify_tables(const Fabric& f, const ForwardingTables& t, const Ver
   std::stable_sort(dests.begin(), dests.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   rep.lids = static_cast<uint32_t>(dests.size());
 
-  Cdg cdg_ca(g), cdg_all(g);
+  ChannelDependencyGraph cdg_ca(g), cdg_all(g);
   std::vector<uint32_t> next, hops(n), shortest;
   std::vector<uint8_t> state(n);
   std::vector<uint32_t> used(n, 0);

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "routing/channel_graph.h"
 #include "routing/fabric.h"
 #include "routing/lft.h"
 
@@ -37,12 +38,6 @@ struct PathProblem {
   std::string path;  // "node[port] -> node[port] -> ..."
 };
 
-struct CreditLoopCheck {
-  bool acyclic = true;
-  uint64_t channels = 0;      // directed switch-switch links in use
-  uint64_t dependencies = 0;  // distinct channel -> channel dependencies
-  std::string cycle;          // "sw[port] -> sw[port] -> ..." when not acyclic
-};
 
 struct VerifyReport {
   uint32_t switches = 0;
