@@ -70,14 +70,8 @@ void print_switch(const routing::Fabric& f, const routing::ArTables& t, uint32_t
 int run_ar(const ArOptions& o) {
   routing::Fabric fabric = load_fabric(o.topo);
   policies::Policy policy = load_policy(o.policy);
-  if (!fabric.has_lids()) {
-    auto with_lids = routing::assign_lids(fabric);
-    if (!with_lids) fail(with_lids.error().message);
-    fabric = std::move(with_lids).value();
-  }
-  routing::RailMap rails = routing::map_rails(fabric, policy.rails);
-  auto options = routing::plan_routing(fabric, policy, rails);
-  if (!options) fail((o.policy.empty() ? std::string("policy") : o.policy) + ": " + options.error().message);
+  ensure_lids(fabric);
+  routing::RoutingOptions options = plan_or_fail(fabric, policy, o.policy);
 
   uint32_t only = routing::SwitchGraph::kNone;
   if (!o.switch_name.empty()) {
@@ -88,11 +82,11 @@ int run_ar(const ArOptions& o) {
   }
 
   auto t0 = Clock::now();
-  auto result = routing::route_unicast(fabric, *options);
+  auto result = routing::route_unicast(fabric, options);
   if (!result) fail(result.error().message);
   double route_ms = ms_since(t0);
   auto t1 = Clock::now();
-  auto ar = routing::compute_ar_groups(fabric, result->tables, *options, o.max_groups);
+  auto ar = routing::compute_ar_groups(fabric, result->tables, options, o.max_groups);
   if (!ar) fail(ar.error().message);
   double ar_ms = ms_since(t1);
   auto t2 = Clock::now();

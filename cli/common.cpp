@@ -5,6 +5,9 @@
 
 #include "cli/io.h"
 #include "policies/policy_loader.h"
+#include "routing/lid_assignment.h"
+#include "routing/rails.h"
+#include "routing/routing_plan.h"
 #include "routing/topology_reader.h"
 
 namespace railyard::cli {
@@ -29,6 +32,22 @@ policies::Policy load_policy(const std::string& path) {
   Result<policies::Policy> policy = policies::parse_policy_yaml(*text, path);
   if (!policy) fail(policy.error().message);
   return std::move(policy).value();
+}
+
+bool ensure_lids(routing::Fabric& fabric) {
+  if (fabric.has_lids()) return false;
+  auto with_lids = routing::assign_lids(fabric);
+  if (!with_lids) fail(with_lids.error().message);
+  fabric = std::move(with_lids).value();
+  return true;
+}
+
+routing::RoutingOptions plan_or_fail(const routing::Fabric& fabric, const policies::Policy& policy,
+                                     const std::string& policy_path) {
+  routing::RailMap rails = routing::map_rails(fabric, policy.rails);
+  auto options = routing::plan_routing(fabric, policy, rails);
+  if (!options) fail((policy_path.empty() ? std::string("policy") : policy_path) + ": " + options.error().message);
+  return std::move(options).value();
 }
 
 }  // namespace railyard::cli

@@ -6,6 +6,7 @@
 
 #include "policies/policy.h"
 #include "routing/fabric.h"
+#include "routing/unicast_engine.h"
 
 namespace railyard::cli {
 
@@ -19,5 +20,13 @@ inline constexpr int kExitBadInput = 2;  // unreadable or invalid input
 routing::Fabric load_fabric(const std::string& path);
 // Empty path = default policy.
 policies::Policy load_policy(const std::string& path);
+
+// Gives a fabric read without LIDs (a generated topology) the LIDs
+// `railyard route` assigns, deterministically; true when it did.
+bool ensure_lids(routing::Fabric& fabric);
+// The engine options for a fabric under a policy (drains, roots, rail order);
+// policy_path names the policy in errors.
+routing::RoutingOptions plan_or_fail(const routing::Fabric& fabric, const policies::Policy& policy,
+                                     const std::string& policy_path);
 
 }  // namespace railyard::cli

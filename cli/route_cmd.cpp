@@ -71,19 +71,12 @@ void run_route(const RouteOptions& o) {
   double read_ms = ms_since(t0);
 
   auto t1 = Clock::now();
-  bool assigned = !fabric.has_lids();
-  if (assigned) {
-    auto with_lids = routing::assign_lids(fabric);
-    if (!with_lids) fail(with_lids.error().message);
-    fabric = std::move(with_lids).value();
-  }
-  routing::RailMap rails = routing::map_rails(fabric, policy.rails);
-  auto options = routing::plan_routing(fabric, policy, rails);
-  if (!options) fail((o.policy.empty() ? std::string("policy") : o.policy) + ": " + options.error().message);
+  bool assigned = ensure_lids(fabric);
+  routing::RoutingOptions options = plan_or_fail(fabric, policy, o.policy);
   double prep_ms = ms_since(t1);
 
   auto t2 = Clock::now();
-  auto result = routing::route_unicast(fabric, *options);
+  auto result = routing::route_unicast(fabric, options);
   if (!result) fail(result.error().message);
   double route_ms = ms_since(t2);
 

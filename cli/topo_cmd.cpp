@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "cli/io.h"
 #include "cli/topo_diff.h"
 #include "cli/topo_report.h"
@@ -29,35 +30,10 @@
 namespace railyard::cli {
 namespace {
 
-constexpr int kExitDifferent = 1;
-constexpr int kExitBadInput = 2;
 
 const char* const kExitCodesHelp =
     "Exit codes: 0 ok; 1 differences found (topo diff); 2 unreadable or invalid input\n"
     "(the reason is printed as \"file:line: reason\"); >= 100 usage errors.";
-
-// Prints the error and leaves through main's CLI11 handler with `code`.
-[[noreturn]] void fail(const std::string& message, int code = kExitBadInput) {
-  std::cerr << "railyard: " << message << "\n";
-  throw CLI::RuntimeError(code);
-}
-
-routing::Fabric load_topology(const std::string& path) {
-  Result<std::string> text = read_file(path);
-  if (!text) fail(text.error().message);
-  Result<routing::Fabric> fabric = routing::read_topology(*text, path == "-" ? "<stdin>" : path);
-  if (!fabric) fail(fabric.error().message);
-  return std::move(fabric).value();
-}
-
-policies::RailNaming load_naming(const std::string& policy_path) {
-  if (policy_path.empty()) return {};
-  Result<std::string> text = read_file(policy_path);
-  if (!text) fail(text.error().message);
-  Result<policies::Policy> policy = policies::parse_policy_yaml(*text, policy_path);
-  if (!policy) fail(policy.error().message);
-  return policy->rails;
-}
 
 struct GenOptions {
   routing::GeneratorSpec spec;
@@ -138,8 +114,8 @@ struct ShowOptions {
 };
 
 void run_show(const ShowOptions& o) {
-  routing::Fabric f = load_topology(o.file);
-  policies::RailNaming naming = load_naming(o.policy);
+  routing::Fabric f = load_fabric(o.file);
+  policies::RailNaming naming = load_policy(o.policy).rails;
   routing::RailMap rails = routing::map_rails(f, naming);
   TopologyReport report = build_topology_report(f, rails, o.file);
   if (o.json) {
@@ -177,9 +153,9 @@ struct DiffOptions {
 };
 
 void run_diff(const DiffOptions& o) {
-  routing::Fabric a = load_topology(o.a);
-  routing::Fabric b = load_topology(o.b);
-  policies::RailNaming naming = load_naming(o.policy);
+  routing::Fabric a = load_fabric(o.a);
+  routing::Fabric b = load_fabric(o.b);
+  policies::RailNaming naming = load_policy(o.policy).rails;
   std::vector<TopologyDifference> diffs = diff_topologies(a, b, naming);
   if (o.json) {
     nlohmann::ordered_json j;
@@ -202,7 +178,7 @@ void run_diff(const DiffOptions& o) {
     std::cout << diffs.size() << " difference" << (diffs.size() == 1 ? "" : "s") << " between " << o.a << " (A) and "
               << o.b << " (B)\n";
   }
-  if (!diffs.empty()) throw CLI::RuntimeError(kExitDifferent);
+  if (!diffs.empty()) throw CLI::RuntimeError(kExitFindings);
 }
 
 void add_diff(CLI::App& topo) {

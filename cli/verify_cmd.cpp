@@ -43,13 +43,9 @@ nlohmann::json cdg_json(const routing::CreditLoopCheck& c) {
 void run_verify(const VerifyCmdOptions& o) {
   auto t0 = Clock::now();
   routing::Fabric fabric = load_fabric(o.topo);
-  if (!fabric.has_lids()) {
-    // A generated topology: `railyard route` assigned LIDs the same
-    // deterministic way, so the tables line up with these.
-    auto with_lids = routing::assign_lids(fabric);
-    if (!with_lids) fail(with_lids.error().message);
-    fabric = std::move(with_lids).value();
-  }
+  // A generated topology: `railyard route` assigned LIDs the same
+  // deterministic way, so the tables line up with these.
+  ensure_lids(fabric);
   policies::Policy policy = load_policy(o.policy);
   Result<std::string> text = read_file(o.lfts);
   if (!text) fail(text.error().message);
