@@ -3,6 +3,8 @@
 // CAs. Peak RSS is reported as a counter. --skip_large (or
 // RAILYARD_BENCH_SKIP_LARGE=1) drops the 16k size.
 #include <benchmark/benchmark.h>
+
+#include "bench/bench_support.h"
 #include <sys/resource.h>
 
 #include <cstdlib>
@@ -29,25 +31,13 @@ const Routed& routed_for(int servers) {
   static std::map<int, Routed> cache;
   auto it = cache.find(servers);
   if (it == cache.end()) {
-    GeneratorSpec spec;
-    spec.servers = static_cast<uint32_t>(servers);
-    spec.rails = 8;
-    spec.levels = 3;
-    spec.radix = 64;
-    spec.assign_lids = true;
     Routed r;
-    r.fabric = std::move(generate_fabric(spec).value().fabric);
+    r.fabric = railyard::bench::roft(servers);
     r.options = plan_routing(r.fabric, {}, map_rails(r.fabric, {})).value();
     r.tables = std::move(route_unicast(r.fabric, r.options).value().tables);
     it = cache.emplace(servers, std::move(r)).first;
   }
   return it->second;
-}
-
-double peak_rss_mb() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1024.0;
 }
 
 void BM_ArGroups(benchmark::State& state) {
@@ -58,7 +48,7 @@ void BM_ArGroups(benchmark::State& state) {
   }
   state.counters["CAs"] = static_cast<double>(r.fabric.cas().size());
   state.counters["switches"] = static_cast<double>(r.fabric.switches().size());
-  state.counters["peak_rss_MB"] = peak_rss_mb();
+  state.counters["peak_rss_MB"] = railyard::bench::peak_rss_mb();
 }
 
 void BM_ArVerify(benchmark::State& state) {
@@ -69,32 +59,14 @@ void BM_ArVerify(benchmark::State& state) {
     benchmark::DoNotOptimize(c);
   }
   state.counters["CAs"] = static_cast<double>(r.fabric.cas().size());
-  state.counters["peak_rss_MB"] = peak_rss_mb();
-}
-
-bool skip_large = false;
-
-void sizes(benchmark::internal::Benchmark* b) {
-  for (int servers : {256, 512, 1024, 2048}) {
-    if (servers == 2048 && skip_large) continue;
-    b->Arg(servers);
-  }
-  b->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(1);
+  state.counters["peak_rss_MB"] = railyard::bench::peak_rss_mb();
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<char*> args;
-  for (int i = 0; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--skip_large") == 0) skip_large = true;
-    else args.push_back(argv[i]);
-  }
-  if (const char* e = std::getenv("RAILYARD_BENCH_SKIP_LARGE"); e && *e == '1') skip_large = true;
-  benchmark::RegisterBenchmark("ar_groups/3level_roft", BM_ArGroups)->Apply(sizes);
-  benchmark::RegisterBenchmark("ar_verify/3level_roft", BM_ArVerify)->Apply(sizes);
-  int n = static_cast<int>(args.size());
-  benchmark::Initialize(&n, args.data());
-  benchmark::RunSpecifiedBenchmarks();
-  return 0;
+  return railyard::bench::run(argc, argv, [] {
+    benchmark::RegisterBenchmark("ar_groups/3level_roft", BM_ArGroups)->Apply(railyard::bench::sizes);
+    benchmark::RegisterBenchmark("ar_verify/3level_roft", BM_ArVerify)->Apply(railyard::bench::sizes);
+  });
 }
