@@ -1,0 +1,224 @@
+// Engine setup (per-lane state, CA ports by switch, nominal slots, up and
+// down entry lists), the order in which destinations are taken, and the
+// per-destination report entries.
+#include "routing/unicast_engine/engine.h"
+
+#include <algorithm>
+#include <span>
+
+namespace railyard::routing::unicast {
+
+Engine::Engine(const Fabric& fabric, const RoutingOptions& options, const SwitchGraph& graph, const Ranking& ranking,
+               ForwardingTables& tables, RoutingReport& report)
+    : fabric_(fabric), g_(graph), rk_(ranking), tables_(tables), report_(report) {
+  const uint32_t n = g_.num_switches();
+  const uint32_t m = g_.num_entries();
+  drained_entry_.assign(m, 0);
+  if (!options.drained.empty()) {
+    for (uint32_t e = 0; e < m; ++e) {
+      if (options.drained[g_.link(e).value()]) {
+        drained_entry_[e] = 1;
+        has_drains_ = true;
+      }
+    }
+  }
+  drained_links_ = options.drained;
+  cnt_.assign(m, 0);
+  cnt2_.assign(m, 0);
+  sec_.assign(m, 0);
+  up_dir_.assign(m, 0);
+  for (uint32_t s = 0; s < n; ++s) {
+    for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) up_dir_[e] = rk_.up(s, g_.remote(e)) ? 1 : 0;
+  }
+  clean_only_.assign(n, 0);
+  cand_stamp_.assign(n, 0);
+  cand_first_.assign(n, 0);
+  cand_count_.assign(n, 0);
+  cursor_.assign(n, 0);
+  dd1_.assign(n, kInf);
+  dist1_.assign(n, kInf);
+  ddx_.assign(n, kInf);
+  mode_.assign(n, Mode::kUnreachable);
+  val_.assign(n, kInf);
+  set_stamp_.assign(n, 0);
+  mark_stamp_.assign(n, 0);
+  best_.assign(n, 0);
+  queue_.reserve(n);
+  batch_.assign(static_cast<size_t>(kBatch) * n, ForwardingTables::kNoPath);
+  build_ca_lists();
+  compute_slots();
+  by_guid_.resize(n);
+  for (uint32_t s = 0; s < n; ++s) by_guid_[s] = s;
+  std::sort(by_guid_.begin(), by_guid_.end(), [&](uint32_t a, uint32_t b) {
+    return fabric_.node(g_.node(a)).guid < fabric_.node(g_.node(b)).guid;
+  });
+  guid_rank_.resize(n);
+  for (uint32_t i = 0; i < n; ++i) guid_rank_[by_guid_[i]] = i;
+  // Up and down entries of every switch, each contiguous.
+  down_begin_.assign(n + 1, 0);
+  up_begin_.assign(n + 1, 0);
+  for (uint32_t s = 0; s < n; ++s) {
+    for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
+      (up_dir_[e] ? up_entries_ : down_entries_).push_back(e);
+    }
+    down_begin_[s + 1] = static_cast<uint32_t>(down_entries_.size());
+    up_begin_[s + 1] = static_cast<uint32_t>(up_entries_.size());
+  }
+}
+
+void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
+  const uint32_t n = g_.num_switches();
+  // Targets with CAs, in leaf order (rail, then leaf); their CAs in port order.
+  std::vector<uint32_t> leaves;
+  for (uint32_t s = 0; s < n; ++s) {
+    if (ca_begin_[s] != ca_begin_[s + 1]) leaves.push_back(s);
+  }
+  if (!options.leaf_order_key.empty()) {
+    std::stable_sort(leaves.begin(), leaves.end(), [&](uint32_t a, uint32_t b) {
+      return options.leaf_order_key[a] < options.leaf_order_key[b];
+    });
+  }
+  const size_t first = leaves.size() * lane / lanes, last = leaves.size() * (lane + 1) / lanes;
+  target_seq_ = static_cast<uint32_t>(first);
+  for (size_t li = first; li < last; ++li) {
+    uint32_t t = leaves[li];
+    prepare_target(t);
+    ++target_seq_;
+    for (uint32_t i = ca_begin_[t]; i < ca_begin_[t + 1]; ++i) {
+      const Port& p = fabric_.port(ca_ports_[i]);
+      uint8_t leaf_port = g_.attach_port(ca_ports_[i]);
+      bool last_hop_drained = !drained_links_.empty() && drained_links_[p.link.value()];
+      for (uint32_t k = 0; k < (1u << p.lmc); ++k) {
+        Lid lid{static_cast<uint16_t>(p.lid.value + k)};
+        if (!lid.valid()) continue;
+        route_destination(lid, t, leaf_port, (leaf_port - base_down_[rk_.rank[t]]) * (1u << p.lmc) + k);
+        account_ca_destination(lid, ca_ports_[i], last_hop_drained);
+      }
+    }
+  }
+  // CA ports hanging off nothing: every other CA port misses them.
+  for (PortId p : lane == 0 ? std::span<const PortId>(detached_) : std::span<const PortId>()) {
+    const Port& port = fabric_.port(p);
+    for (uint32_t k = 0; k < (1u << port.lmc); ++k) {
+      Lid lid{static_cast<uint16_t>(port.lid.value + k)};
+      if (!lid.valid()) continue;
+      uint32_t sources = total_ca_ports_ - 1;
+      if (sources == 0) continue;
+      report_.unreachable_pairs += sources;
+      report_.unreachable.push_back({lid, port.node, sources, first_other_ca(p)});
+    }
+  }
+  // Switch LIDs (management traffic) after all CAs, so they do not disturb
+  // the CA balance; taken in GUID order, every lanes-th to this lane, so the
+  // result does not depend on the order the fabric lists its nodes in.
+  for (uint32_t r = lane; r < n; r += lanes) {
+    const uint32_t t = by_guid_[r];
+    const Port& p0 = fabric_.port(fabric_.node(g_.node(t)).first_port);
+    if (!p0.lid.valid()) continue;
+    prepare_target(t);
+    for (uint32_t k = 0; k < (1u << p0.lmc); ++k) {
+      Lid lid{static_cast<uint16_t>(p0.lid.value + k)};
+      // Slot from the switch's GUID rank, not its index: the same fabric read
+      // in another node order (OpenSM's subnet vs ibnetdiscover's file) must
+      // get the same tables.
+      if (lid.valid()) route_destination(lid, t, 0, guid_rank_[t] + k);
+    }
+  }
+}
+
+void Engine::build_ca_lists() {
+  const uint32_t n = g_.num_switches();
+  ca_begin_.assign(n + 1, 0);
+  std::vector<std::pair<uint32_t, PortId>> attached;
+  for (NodeId ca : fabric_.cas()) {
+    const Node& nd = fabric_.node(ca);
+    for (uint32_t p = 1; p <= nd.num_ports; ++p) {
+      PortId pid(nd.first_port.value() + p);
+      const Port& port = fabric_.port(pid);
+      if (!port.lid.valid()) continue;  // a port the SM never addressed
+      ++total_ca_ports_;
+      uint32_t sw = port.remote.valid() ? g_.attach_switch(pid) : kNone;
+      if (sw == kNone) {
+        detached_.push_back(pid);
+      } else {
+        attached.emplace_back(sw, pid);
+      }
+    }
+  }
+  // By switch, then by the switch's port number.
+  std::stable_sort(attached.begin(), attached.end(), [&](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first < b.first;
+    return g_.attach_port(a.second) < g_.attach_port(b.second);
+  });
+  ca_ports_.reserve(attached.size());
+  for (auto& [sw, pid] : attached) {
+    ++ca_begin_[sw + 1];
+    ca_ports_.push_back(pid);
+  }
+  for (uint32_t s = 0; s < n; ++s) ca_begin_[s + 1] += ca_begin_[s];
+  report_.ca_ports = total_ca_ports_;
+}
+
+// Lowest up and down port numbers per rank, and the number of up slots.
+void Engine::compute_slots() {
+  uint32_t ranks = 0;
+  for (uint32_t r : rk_.rank) ranks = std::max(ranks, r + 1);
+  base_up_.assign(ranks, 255);
+  base_down_.assign(ranks, 255);
+  slots_up_.assign(ranks, 0);
+  for (uint32_t s = 0; s < g_.num_switches(); ++s) {
+    uint32_t r = rk_.rank[s];
+    for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
+      auto& base = rk_.up(s, g_.remote(e)) ? base_up_ : base_down_;
+      base[r] = std::min<uint32_t>(base[r], g_.port(e));
+    }
+    for (uint32_t i = ca_begin_[s]; i < ca_begin_[s + 1]; ++i) {
+      base_down_[r] = std::min<uint32_t>(base_down_[r], g_.attach_port(ca_ports_[i]));
+    }
+  }
+  for (uint32_t s = 0; s < g_.num_switches(); ++s) {
+    uint32_t r = rk_.rank[s];
+    for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
+      if (rk_.up(s, g_.remote(e))) slots_up_[r] = std::max<uint32_t>(slots_up_[r], g_.port(e) - base_up_[r] + 1);
+    }
+  }
+}
+
+NodeId Engine::first_other_ca(PortId not_this) const {
+  for (PortId p : ca_ports_) {
+    if (p != not_this) return fabric_.port(p).node;
+  }
+  return NodeId();
+}
+
+void Engine::account_ca_destination(Lid lid, PortId dest_port, bool last_hop_drained) {
+  uint32_t unreachable = static_cast<uint32_t>(detached_.size());
+  NodeId example_unreach = detached_.empty() ? NodeId() : fabric_.port(detached_.front()).node;
+  uint32_t drained = 0;
+  NodeId example_drained;
+  const uint32_t n = g_.num_switches();
+  for (uint32_t s = 0; s < n; ++s) {
+    uint32_t k = ca_begin_[s + 1] - ca_begin_[s];
+    if (k == 0) continue;
+    Mode m = mode_[s];
+    if (m == Mode::kUnreachable) {
+      unreachable += k;
+      if (!example_unreach.valid()) example_unreach = fabric_.port(ca_ports_[ca_begin_[s]]).node;
+    } else if (!is_tier1(m) || last_hop_drained) {
+      drained += k;
+      if (!example_drained.valid()) example_drained = fabric_.port(ca_ports_[ca_begin_[s]]).node;
+    }
+  }
+  NodeId dest = fabric_.port(dest_port).node;
+  if (last_hop_drained && drained > 0) --drained;  // the destination itself
+  if (unreachable > 0) {
+    report_.unreachable_pairs += unreachable;
+    report_.unreachable.push_back({lid, dest, unreachable, example_unreach});
+  }
+  if (drained > 0) {
+    report_.drained_pairs += drained;
+    report_.through_drained.push_back({lid, dest, drained, example_drained});
+  }
+}
+
+}  // namespace railyard::routing::unicast

@@ -1,0 +1,165 @@
+// Internal to the unicast engine (routing/unicast_engine.h): the Engine class
+// one routing lane runs, split by concept over this folder:
+//   engine.cpp             setup (CA lists, slots, entry lists) and the order
+//                          in which destinations are taken; report accounting
+//   target_modes.cpp       per target switch: modes, distances, candidates
+//   chains.cpp             per destination: the primary and secondary chains
+//   destination_walk.cpp   per destination: chain cones, the other switches,
+//                          and the destination-major table batch
+//   route_unicast.cpp      the public entry point: checks, ranking, lanes
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "routing/fabric.h"
+#include "routing/lft.h"
+#include "routing/ranking.h"
+#include "routing/switch_graph.h"
+#include "routing/unicast_engine.h"
+
+namespace railyard::routing::unicast {
+
+inline constexpr uint16_t kInf = 0xFFFF;
+inline constexpr uint32_t kNone = SwitchGraph::kNone;
+
+// How a switch forwards toward the current target switch.
+enum class Mode : uint8_t {
+  kUnreachable,
+  kDown,       // tier 1: can reach the target going only down, without drained links
+  kUp,         // tier 1: climbs first, without drained links
+  kDownDrain,  // tier 2: only through drained links, going down
+  kUpDrain,    // tier 2: only through drained links, climbing first
+};
+
+inline bool is_down(Mode m) { return m == Mode::kDown || m == Mode::kDownDrain; }
+inline bool is_tier1(Mode m) { return m == Mode::kDown || m == Mode::kUp; }
+
+class Engine {
+ public:
+  Engine(const Fabric& fabric, const RoutingOptions& options, const SwitchGraph& graph, const Ranking& ranking,
+         ForwardingTables& tables, RoutingReport& report);
+
+  // Routes the leaves of one lane (a contiguous share of the leaf order) and
+  // every lanes-th switch LID. Lanes share nothing but the table, where they
+  // write disjoint LIDs.
+  void run(const RoutingOptions& options, uint32_t lane, uint32_t lanes);
+
+  // Writes the batched columns into the tables.
+  void flush();
+
+ private:
+  // engine.cpp
+  void build_ca_lists();
+  void compute_slots();
+  NodeId first_other_ca(PortId not_this) const;
+  void account_ca_destination(Lid lid, PortId dest_port, bool last_hop_drained);
+
+  // target_modes.cpp
+  void prepare_target(uint32_t t);
+  void prepare_tier2();
+
+  // chains.cpp
+  void climb(uint32_t x0, uint32_t pref, bool primary, std::vector<uint32_t>& chain);
+  bool preferred_present(uint32_t x, uint32_t pref) const;
+
+  // destination_walk.cpp
+  void route_destination(Lid lid, uint32_t t, uint8_t port_at_target, uint32_t slot);
+  void push_cone(const std::vector<uint32_t>& chain, std::vector<uint32_t>& load);
+  void begin_column(Lid lid);
+
+  // Whether entry e of switch s is a legal shortest next hop toward the target.
+  bool cand_ok(uint32_t s, uint32_t e) const {
+    Mode ms = mode_[s];
+    if (ms == Mode::kUnreachable) return false;
+    bool down = is_down(ms);
+    if (up_dir_[e] == down) return false;  // wrong direction
+    uint32_t r = g_.remote(e);
+    bool tier1 = is_tier1(ms);
+    if (tier1 && (drained_entry_[e] || !is_tier1(mode_[r]))) return false;  // tier 1 stays clean
+    if (val_[r] == kInf || val_[r] + 1 != val_[s]) return false;
+    if (down && !is_down(mode_[r])) return false;  // entering going down: it must go down too
+    if (!tier1 && clean_only_[s] && drained_entry_[e]) return false;
+    return true;
+  }
+
+  // The candidate list of s for the current target: [first, first + count) of cand_.
+  std::pair<uint32_t, uint32_t> candidates(uint32_t s) {
+    if (cand_stamp_[s] != target_stamp_) {
+      cand_stamp_[s] = target_stamp_;
+      cand_first_[s] = static_cast<uint32_t>(cand_.size());
+      bool down = is_down(mode_[s]);
+      uint32_t b = down ? down_begin_[s] : up_begin_[s], end = down ? down_begin_[s + 1] : up_begin_[s + 1];
+      for (uint32_t i = b; i < end; ++i) {
+        uint32_t e = down ? down_entries_[i] : up_entries_[i];
+        if (cand_ok(s, e)) cand_.push_back(e);
+      }
+      cand_count_[s] = static_cast<uint32_t>(cand_.size()) - cand_first_[s];
+    }
+    return {cand_first_[s], cand_count_[s]};
+  }
+
+  // Slot of an entry of switch x: its port number counted from the lowest up
+  // (or down) port of x's rank, so a missing cable leaves a gap instead of
+  // shifting every later port (the nominal D-mod-K position).
+  uint32_t up_slot(uint32_t x, uint32_t e) const { return g_.port(e) - base_up_[rk_.rank[x]]; }
+  uint32_t down_slot(uint32_t x, uint32_t e) const { return g_.port(e) - base_down_[rk_.rank[x]]; }
+
+  // Entries of one destination are produced switch by switch, i.e. one byte
+  // in every row of the table: written directly that is a cache (and TLB)
+  // miss per entry. They go to a destination-major batch instead, flushed
+  // row by row.
+  static constexpr uint32_t kBatch = 64;
+  void put(uint32_t s, uint8_t port) { column_[s] = port; }
+
+  // Switch owning entry e.
+  uint32_t owner(uint32_t e) const { return g_.remote(g_.rev(e)); }
+
+  const Fabric& fabric_;
+  const SwitchGraph& g_;
+  const Ranking& rk_;
+  ForwardingTables& tables_;
+  RoutingReport& report_;
+
+  bool has_drains_ = false;
+  std::vector<uint8_t> drained_links_;
+  std::vector<uint8_t> drained_entry_;
+  std::vector<uint32_t> cnt_;   // per entry: destinations routed out of it by chain and cone
+  std::vector<uint32_t> cnt2_;  // per entry: backup down routes
+  std::vector<uint32_t> sec_;   // per entry: secondary-chain destinations
+  std::vector<uint32_t> base_up_, base_down_, slots_up_;  // per rank
+  std::vector<uint32_t> down_begin_, down_entries_;       // per switch, CSR
+  std::vector<uint32_t> up_begin_, up_entries_;
+  Lid lid_;
+  uint32_t target_seq_ = 0;
+  std::vector<uint32_t> guid_rank_;  // per switch: rank of its GUID
+  std::vector<uint32_t> by_guid_;    // switches in GUID order
+  std::vector<uint8_t> batch_;
+  std::vector<Lid> batch_lids_;
+  uint8_t* column_ = nullptr;
+  std::vector<uint32_t> cursor_;
+  std::vector<uint8_t> up_dir_;      // per entry: 1 = toward a higher switch
+  std::vector<uint8_t> clean_only_;  // per switch, tier 2: skip drained candidates
+
+  // Per target.
+  uint32_t target_ = kNone;
+  std::vector<uint16_t> dd1_, dist1_, ddx_, val_;
+  std::vector<Mode> mode_;
+  uint32_t target_stamp_ = 0;
+  std::vector<uint32_t> cand_stamp_, cand_first_, cand_count_, cand_;
+  std::vector<uint32_t> down_list_, up_list_;
+
+  // Per destination.
+  uint32_t stamp_ = 0;
+  std::vector<uint32_t> set_stamp_, mark_stamp_, best_;
+  std::vector<uint32_t> queue_, chain_, chain2_, fresh_;
+
+  // CA ports by switch.
+  std::vector<uint32_t> ca_begin_;
+  std::vector<PortId> ca_ports_;
+  std::vector<PortId> detached_;
+  uint32_t total_ca_ports_ = 0;
+};
+
+}  // namespace railyard::routing::unicast

@@ -1,0 +1,106 @@
+// Per target switch: the mode (down, up, tier 2 through drains, unreachable)
+// and up*/down* distance of every switch toward it. Candidate next hops follow
+// from these on demand (Engine::cand_ok, Engine::candidates).
+#include "routing/unicast_engine/engine.h"
+
+#include <algorithm>
+
+namespace railyard::routing::unicast {
+
+// Modes and distances of every switch toward target t. Candidate next hops
+// are derived on demand (cand_ok) and listed lazily (candidates()): most
+// switches follow a chain or cone and never need their list.
+void Engine::prepare_target(uint32_t t) {
+  ++target_stamp_;
+  cand_.clear();
+  std::fill(dd1_.begin(), dd1_.end(), kInf);
+
+  // Tier 1, pure-down distance: BFS from t over parent links (reversed down links).
+  queue_.clear();
+  dd1_[t] = 0;
+  queue_.push_back(t);
+  for (size_t h = 0; h < queue_.size(); ++h) {
+    uint32_t x = queue_[h];
+    for (uint32_t i = up_begin_[x]; i < up_begin_[x + 1]; ++i) {
+      uint32_t e = up_entries_[i];
+      uint32_t p = g_.remote(e);
+      if (drained_entry_[e] || dd1_[p] != kInf) continue;
+      dd1_[p] = static_cast<uint16_t>(dd1_[x] + 1);
+      queue_.push_back(p);
+    }
+  }
+  // Tier 1, full distance, top-down (parents come first in rk_.order).
+  bool any_missing = false;
+  down_list_.clear();
+  up_list_.clear();
+  for (uint32_t s : rk_.order) {
+    uint16_t d = dd1_[s];
+    if (d == kInf) {
+      for (uint32_t i = up_begin_[s]; i < up_begin_[s + 1]; ++i) {
+        uint32_t e = up_entries_[i];
+        uint16_t du = dist1_[g_.remote(e)];
+        if (du < d - 1 && !drained_entry_[e]) d = static_cast<uint16_t>(du + 1);
+      }
+    }
+    dist1_[s] = d;
+    if (d != kInf) {
+      mode_[s] = dd1_[s] != kInf ? Mode::kDown : Mode::kUp;
+      val_[s] = d;
+      if (s != t) (dd1_[s] != kInf ? down_list_ : up_list_).push_back(s);
+    } else {
+      any_missing = true;
+      mode_[s] = Mode::kUnreachable;
+      val_[s] = kInf;
+    }
+  }
+  if (has_drains_ && any_missing) prepare_tier2();
+  target_ = t;
+}
+
+// Tier 2 (drained links allowed) for switches tier 1 cannot serve. Entering
+// a tier-1 switch going down is legal only if it goes down itself.
+void Engine::prepare_tier2() {
+  for (auto it = rk_.order.rbegin(); it != rk_.order.rend(); ++it) {  // bottom-up
+    uint32_t s = *it;
+    if (dist1_[s] != kInf) {
+      ddx_[s] = dd1_[s];
+      continue;
+    }
+    uint16_t d = kInf;
+    for (uint32_t i = down_begin_[s]; i < down_begin_[s + 1]; ++i) {
+      uint32_t c = g_.remote(down_entries_[i]);
+      if (ddx_[c] != kInf) d = std::min<uint16_t>(d, static_cast<uint16_t>(ddx_[c] + 1));
+    }
+    ddx_[s] = d;
+  }
+  for (uint32_t s : rk_.order) {  // top-down
+    if (dist1_[s] != kInf) continue;
+    if (ddx_[s] != kInf) {
+      mode_[s] = Mode::kDownDrain;
+      val_[s] = ddx_[s];
+    } else {
+      uint16_t d = kInf;
+      for (uint32_t i = up_begin_[s]; i < up_begin_[s + 1]; ++i) {
+        uint32_t u = g_.remote(up_entries_[i]);
+        if (val_[u] != kInf) d = std::min<uint16_t>(d, static_cast<uint16_t>(val_[u] + 1));
+      }
+      mode_[s] = d == kInf ? Mode::kUnreachable : Mode::kUpDrain;
+      val_[s] = d;
+    }
+    if (mode_[s] == Mode::kUnreachable) continue;
+    (is_down(mode_[s]) ? down_list_ : up_list_).push_back(s);
+    // Prefer undrained links when the switch has any usable one.
+    clean_only_[s] = 0;
+    bool down = is_down(mode_[s]);
+    uint32_t b = down ? down_begin_[s] : up_begin_[s], end = down ? down_begin_[s + 1] : up_begin_[s + 1];
+    for (uint32_t i = b; i < end; ++i) {
+      uint32_t e = down ? down_entries_[i] : up_entries_[i];
+      if (!drained_entry_[e] && cand_ok(s, e)) {
+        clean_only_[s] = 1;
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace railyard::routing::unicast
