@@ -9,18 +9,36 @@
 // matrices multicast and SA use, same values as OpenSM's own (hop_matrices.h)
 // in a fraction of the time; `hop_matrices: opensm` leaves them to OpenSM.
 //
+// With `controller_socket` set, report() forwards OpenSM's events to the
+// controller (osm_events.h -> event_channel.h, docs/plugin_protocol.md) and the
+// channel's thread carries out its commands: a reroute is what OpenSM's console
+// `reroute` does (force_reroute, then osm_opensm_sweep), never done from
+// report() and never under OpenSM's lock.
+//
 // The C boundary: nothing may unwind into OpenSM (C code, compiled without
 // unwind tables). Every entry point catches everything, logs it and returns
 // OpenSM's failure value (-1 from the routing callback: OpenSM falls back to
 // the next engine, then minhop; NULL from create(): the plugin is skipped).
+#include <unistd.h>
+
 #include <exception>
 #include <memory>
 #include <new>
+#include <stdexcept>
+#include <string>
+#include <variant>
 
+#include "sm_plugin/event_channel.h"
+#include "sm_plugin/osm_events.h"
 #include "sm_plugin/osm_headers.h"
 #include "sm_plugin/osm_logger.h"
 #include "sm_plugin/plugin_config.h"
+#include "sm_plugin/request_book.h"
 #include "sm_plugin/routing_pass.h"
+
+#ifndef RAILYARD_VERSION
+#define RAILYARD_VERSION "unknown"
+#endif
 
 namespace railyard::sm_plugin {
 
@@ -29,16 +47,44 @@ namespace {
 constexpr const char* kEngineName = "railyard";
 
 // The plugin's state, owned by OpenSM through the create()/delete() pair.
-// Declaration order matters: pass_ holds a reference to logger_.
+// Declaration order matters: pass_ holds references to logger_ and requests_;
+// events_ is destroyed first, so its thread (which runs commands against
+// pass_ and requests_) is joined before they go.
 struct Plugin {
   Plugin(osm_opensm_t* osm, LoadedConfig loaded)
-      : osm_(osm), logger_(&osm->log), config_(std::move(loaded.config)), pass_(osm, config_, logger_) {
+      : osm_(osm), logger_(&osm->log), config_(std::move(loaded.config)), pass_(osm, config_, logger_, requests_) {
     logger_.set_level(config_.log_level);
   }
+  ~Plugin() { events_.reset(); }
+
+  // A controller command, on the channel's thread.
+  void run_command(const Command& c) {
+    // OpenSM's shutdown has begun: its sweeper may be gone (no ack is sent).
+    if (osm_exit_flag) throw std::runtime_error("OpenSM is exiting");
+    requests_.add(c.id);
+    if (c.kind == CommandKind::kPolicyChanged) pass_.request_policy_reload();
+    osm_->subn.force_reroute = TRUE;
+    osm_opensm_sweep(osm_);
+    logger_.log(LogLevel::kVerbose, "controller: %s '%s': reroute requested", std::string(to_string(c.kind)).c_str(),
+                c.id.c_str());
+  }
+
+  void start_events() {
+    EventChannel::Options options;
+    options.socket_path = config_.controller_socket;
+    options.hello = HelloEvent{"osmrailyard", RAILYARD_VERSION, static_cast<int64_t>(::getpid()), OSM_VERSION, 0};
+    events_ = std::make_unique<EventChannel>(
+        std::move(options), [this](const Command& c) { run_command(c); },
+        [this](LogLevel level, const std::string& text) { logger_.log(level, "%s", text.c_str()); });
+    pass_.set_events(events_.get());
+  }
+
   osm_opensm_t* osm_;
   OsmLogger logger_;
   PluginConfig config_;
+  RequestBook requests_;
   RoutingPass pass_;
+  std::unique_ptr<EventChannel> events_;  // null: events off
 };
 
 void log_exception(osm_opensm_t* osm, const char* where) noexcept {
@@ -108,6 +154,16 @@ void* create(osm_opensm_t* osm) noexcept {
     log_exception(osm, "create");
     return nullptr;
   }
+  // Events are an addition: if they cannot start, routing still works.
+  if (!plugin->config_.controller_socket.empty()) {
+    try {
+      plugin->start_events();
+      plugin->logger_.log(LogLevel::kInfo, "events to the controller on %s",
+                          plugin->config_.controller_socket.c_str());
+    } catch (...) {
+      log_exception(osm, "events off");
+    }
+  }
 
   // Registered last: if create() fails, OpenSM dlclose()s the library, and a
   // registered engine would then point into unmapped code.
@@ -123,12 +179,37 @@ void* create(osm_opensm_t* osm) noexcept {
   return plugin.release();
 }
 
+// report(): called concurrently by OpenSM's threads, sometimes under its lock.
+// Copies the event into plain values and queues it; never blocks, never
+// takes OpenSM's lock, never throws.
+void report(void* data, osm_epi_event_id_t id, void* event_data) noexcept {
+  auto* plugin = static_cast<Plugin*>(data);
+  if (plugin == nullptr || plugin->events_ == nullptr) return;
+  try {
+    auto body = event_from_osm(id, event_data);
+    if (!body) return;
+    if (auto* done = std::get_if<UcastRoutingDoneEvent>(&*body)) {
+      done->requests = plugin->requests_.finish_routing();
+      done->engine_ok = plugin->pass_.last_ok();
+    }
+    plugin->events_->push(std::move(*body));
+  } catch (...) {
+    // Out of memory at worst: the event is lost; OpenSM goes on.
+  }
+}
+
 void destroy(void* data) noexcept {
   auto* plugin = static_cast<Plugin*>(data);
   if (plugin == nullptr) return;
   try {
     plugin->logger_.log(LogLevel::kVerbose, "unloading after %llu routing passes",
                         static_cast<unsigned long long>(plugin->pass_.passes()));
+    if (plugin->events_) {
+      plugin->events_->stop();
+      plugin->logger_.log(LogLevel::kVerbose, "events: %llu sent, %llu dropped",
+                          static_cast<unsigned long long>(plugin->events_->sent()),
+                          static_cast<unsigned long long>(plugin->events_->dropped()));
+    }
   } catch (...) {
   }
   delete plugin;
@@ -147,6 +228,6 @@ __attribute__((visibility("default"))) osm_event_plugin_t osm_event_plugin = {
     OSM_VERSION,
     railyard::sm_plugin::create,
     railyard::sm_plugin::destroy,
-    nullptr,  // report: no events are needed to route
+    railyard::sm_plugin::report,
 };
 }

@@ -28,7 +28,7 @@ Result<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
     return Error{at(source_name, e.mark, e.msg)};
   }
   if (!root || root.IsNull()) return config;  // empty file: defaults
-  if (!root.IsMap()) return Error{at(source_name, root.Mark(), "expected a mapping with policy_file, log_level, hop_matrices")};
+  if (!root.IsMap()) return Error{at(source_name, root.Mark(), "expected a mapping with policy_file, log_level, hop_matrices, controller_socket")};
   try {
     for (const auto& kv : root) {
       const std::string key = kv.first.as<std::string>();
@@ -47,19 +47,35 @@ Result<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
           return Error{at(source_name, value.Mark(), "hop_matrices: expected railyard or opensm")};
         }
         config.railyard_hop_matrices = v == "railyard";
+      } else if (key == "controller_socket") {
+        if (value.IsNull()) continue;
+        if (!value.IsScalar() || value.as<std::string>().empty()) {
+          return Error{at(source_name, value.Mark(), "controller_socket: expected a socket path")};
+        }
+        config.controller_socket = value.as<std::string>();
+        // sockaddr_un::sun_path holds 108 bytes with the NUL.
+        if (config.controller_socket.size() > kMaxSocketPath) {
+          return Error{at(source_name, value.Mark(),
+                          "controller_socket: path longer than " + std::to_string(kMaxSocketPath) + " bytes")};
+        }
       } else {
         return Error{at(source_name, kv.first.Mark(),
-                        "unknown key '" + key + "' (expected policy_file, log_level, hop_matrices)")};
+                        "unknown key '" + key + "' (expected policy_file, log_level, hop_matrices, controller_socket)")};
       }
     }
   } catch (const YAML::Exception& e) {
     return Error{at(source_name, e.mark, e.msg)};
   }
-  // A relative policy path is read next to the config, not from OpenSM's cwd
-  // (a daemon's cwd is usually /).
-  if (!config.policy_file.empty() && !source_name.empty()) {
-    std::filesystem::path p(config.policy_file);
-    if (p.is_relative()) config.policy_file = (std::filesystem::path(source_name).parent_path() / p).string();
+  // Relative paths are taken next to the config, not from OpenSM's cwd (a
+  // daemon's cwd is usually /).
+  for (std::string* path : {&config.policy_file, &config.controller_socket}) {
+    if (path->empty() || source_name.empty()) continue;
+    std::filesystem::path p(*path);
+    if (p.is_relative()) *path = (std::filesystem::path(source_name).parent_path() / p).string();
+  }
+  if (config.controller_socket.size() > kMaxSocketPath) {
+    return Error{std::string(source_name) + ": controller_socket: path longer than " +
+                 std::to_string(kMaxSocketPath) + " bytes once taken from the config's folder"};
   }
   return config;
 }

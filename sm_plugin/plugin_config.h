@@ -8,12 +8,16 @@
 //   hop_matrices: railyard  # railyard | opensm: who fills OpenSM's min-hop
 //                           # matrices (hop_matrices.h); same values, railyard's
 //                           # is faster
+//   controller_socket: <path>   # Unix socket of railyard's controller: events
+//                               # out, commands in (docs/plugin_protocol.md).
+//                               # Absent: events off. At most 107 bytes.
 //
 // Every key is optional. Read once, when OpenSM loads the plugin. A missing
 // option or file gives the defaults (and a log line saying so); a file that
 // does not parse also gives the defaults, with "<file>: line <n>: <reason>".
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -22,11 +26,15 @@
 
 namespace railyard::sm_plugin {
 
+// sockaddr_un::sun_path: 108 bytes with the terminating NUL.
+constexpr size_t kMaxSocketPath = 107;
+
 struct PluginConfig {
   std::string source;       // the file it came from; empty for defaults
   std::string policy_file;  // absolute or relative to the process; empty = default policy
   LogLevel log_level = LogLevel::kInfo;
   bool railyard_hop_matrices = true;  // false: OpenSM builds them (build_lid_matrices NULL)
+  std::string controller_socket;      // empty: events off
 };
 
 // Pure: parses `text`; `source_name` labels errors and anchors a relative

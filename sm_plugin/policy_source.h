@@ -28,6 +28,11 @@ class PolicySource {
   };
   Refresh refresh();
 
+  // The next refresh() reads the file even if its time and size did not
+  // change (the controller's `policy_changed`: an edit within the file
+  // system's timestamp granularity, or a file replaced by one of equal size).
+  void invalidate() { looked_ = false; }
+
   const policies::Policy& policy() const { return policy_; }
   // "default" or "<path>" (the last good load), for log lines.
   const std::string& origin() const { return origin_; }

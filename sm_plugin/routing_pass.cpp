@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <iterator>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "routing/rails.h"
 #include "routing/routing_plan.h"
 #include "routing/unicast_engine.h"
+#include "sm_plugin/fabric_fingerprint.h"
 #include "sm_plugin/hop_matrices.h"
 #include "sm_plugin/subnet_snapshot.h"
 #include "sm_plugin/table_writer.h"
@@ -42,38 +45,88 @@ int RoutingPass::build_hop_matrices() {
 
 int RoutingPass::run() {
   ++passes_;
+  RoutingPassEvent ev;
+  ev.pass = passes_;
+  ev.requests = requests_.start_pass();
+  ev.policy_file = policy_.path();
+  int rc = -1;
+  try {
+    rc = route(ev);
+  } catch (...) {
+    // The C boundary logs the exception; the controller still hears of the pass.
+    last_ok_.store(false);
+    if (events_) {
+      ev.ok = false;
+      try {
+        throw;
+      } catch (const std::exception& e) {
+        ev.reason = std::string("internal error: ") + e.what();
+      } catch (...) {
+        ev.reason = "internal error";
+      }
+      events_->push(std::move(ev));
+    }
+    throw;
+  }
+  last_ok_.store(rc == 0);
+  if (events_) events_->push(std::move(ev));
+  return rc;
+}
+
+int RoutingPass::refuse(RoutingPassEvent& ev, std::string reason) {
+  logger_.log(LogLevel::kError, "pass %llu refused, OpenSM falls back: %s", static_cast<unsigned long long>(passes_),
+              reason.c_str());
+  ev.ok = false;
+  ev.reason = std::move(reason);
+  return -1;
+}
+
+void RoutingPass::track_missing_cas(const routing::Fabric& now) {
+  for (auto it = missing_cas_.begin(); it != missing_cas_.end();) {
+    it = now.find_node_guid(Guid{it->first}).valid() ? missing_cas_.erase(it) : std::next(it);
+  }
+  if (!last_fabric_) return;
+  const routing::Fabric& before = *last_fabric_;
+  for (NodeId ca : before.cas()) {
+    const Guid guid = before.node(ca).guid;
+    if (now.find_node_guid(guid).valid()) continue;
+    const PortId port = before.primary_port(ca);
+    missing_cas_.emplace(guid.value, UnreachableCa{guid.value, std::string(before.desc(ca)),
+                                                   port.valid() ? before.port(port).lid.value : uint16_t{0}, "gone"});
+  }
+}
+
+int RoutingPass::route(RoutingPassEvent& ev) {
   const double hops_ms = hops_ms_;
   hops_ms_ = -1;  // consumed: the next pass reports its own
+  ev.hops_ms = hops_ms;
   const auto t_total = Clock::now();
 
-  // Stage 0: the policy in force (re-read when its file changed).
+  // Stage 0: the policy in force (re-read when its file changed, or when the
+  // controller said it did).
+  auto t = Clock::now();
+  if (reload_policy_.exchange(false)) policy_.invalidate();
   auto refresh = policy_.refresh();
   if (refresh.kind == PolicySource::Refresh::Kind::kError) {
     logger_.log(LogLevel::kError, "policy error: %s", refresh.message.c_str());
+    policy_error_ = refresh.message;
   } else if (refresh.kind == PolicySource::Refresh::Kind::kLoaded) {
     logger_.log(LogLevel::kInfo, "%s", refresh.message.c_str());
+    policy_error_.clear();
   }
+  ev.policy_error = policy_error_;
+  ev.stage_ms.policy = ms_since(t);
 
   // Stage 1: snapshot.
-  auto t = Clock::now();
+  t = Clock::now();
   auto snap = take_snapshot(osm_->subn);
   const double snapshot_ms = ms_since(t);
-  if (!snap) {
-    logger_.log(LogLevel::kError, "pass %llu refused, OpenSM falls back: subnet not usable: %s",
-                static_cast<unsigned long long>(passes_), snap.error().message.c_str());
-    return -1;
-  }
+  ev.stage_ms.snapshot = snapshot_ms;
+  if (!snap) return refuse(ev, "subnet not usable: " + snap.error().message);
   const routing::Fabric& fabric = snap->fabric;
-  if (fabric.switches().empty()) {
-    logger_.log(LogLevel::kError, "pass %llu refused, OpenSM falls back: no switches in the subnet",
-                static_cast<unsigned long long>(passes_));
-    return -1;
-  }
-  if (!fabric.has_lids()) {
-    logger_.log(LogLevel::kError, "pass %llu refused, OpenSM falls back: no LIDs assigned in the subnet",
-                static_cast<unsigned long long>(passes_));
-    return -1;
-  }
+  ev.switches = static_cast<uint32_t>(fabric.switches().size());
+  if (fabric.switches().empty()) return refuse(ev, "no switches in the subnet");
+  if (!fabric.has_lids()) return refuse(ev, "no LIDs assigned in the subnet");
 
   // Stage 2: plan (rails and levels, policy resolved against this fabric).
   t = Clock::now();
@@ -114,34 +167,33 @@ int RoutingPass::run() {
     logger_.log(LogLevel::kError, "%s does not apply to this fabric: %s%s", candidates[i].label.c_str(),
                 options.error().message.c_str(), next.c_str());
   }
-  if (!options) {
-    logger_.log(LogLevel::kError, "pass %llu refused, OpenSM falls back: no policy applies to this fabric",
-                static_cast<unsigned long long>(passes_));
-    return -1;
-  }
-  const double plan_ms = ms_since(t);
+  ev.policy = policy_origin;
+  ev.stage_ms.plan = ms_since(t);
+  if (!options) return refuse(ev, "no policy applies to this fabric");
+  const double plan_ms = ev.stage_ms.plan;
 
   // Stage 3: route.
   t = Clock::now();
   auto result = routing::route_unicast(fabric, *options);
   const double route_ms = ms_since(t);
-  if (!result) {
-    logger_.log(LogLevel::kError, "pass %llu refused, OpenSM falls back: routing failed: %s",
-                static_cast<unsigned long long>(passes_), result.error().message.c_str());
-    return -1;
-  }
+  ev.stage_ms.route = route_ms;
+  if (!result) return refuse(ev, "routing failed: " + result.error().message);
 
   // Stage 4: write new_lft.
   t = Clock::now();
   auto written = write_tables(*snap, result->tables);
   const double write_ms = ms_since(t);
-  if (!written) {
-    logger_.log(LogLevel::kError, "pass %llu refused, OpenSM falls back: writing tables failed: %s",
-                static_cast<unsigned long long>(passes_), written.error().message.c_str());
-    return -1;
-  }
+  ev.stage_ms.write = write_ms;
+  if (!written) return refuse(ev, "writing tables failed: " + written.error().message);
 
   const auto& r = result->report;
+  ev.ok = true;
+  ev.ca_ports = r.ca_ports;
+  ev.lids = r.lids_routed;
+  ev.changed_blocks = written->changed_blocks;
+  ev.switches_changed = written->switches_changed;
+  ev.unreachable_pairs = r.unreachable_pairs;
+  ev.drained_pairs = r.drained_pairs;
   logger_.log(LogLevel::kInfo,
               "pass %llu: engine railyard routed %zu switches, %u CA ports, %u LIDs, %zu links (%u down); "
               "policy %s; ranking %s, %u levels, %u roots",
@@ -161,10 +213,11 @@ int RoutingPass::run() {
   } else {
     std::snprintf(hops, sizeof hops, "hop matrices by OpenSM, ");
   }
+  ev.total_ms = ms_since(t_total) + std::max(hops_ms, 0.0);
   logger_.log(LogLevel::kInfo,
               "pass %llu: time %ssnapshot %.1f ms, plan %.1f ms, route %.1f ms, write %.1f ms, total %.1f ms",
               static_cast<unsigned long long>(passes_), hops, snapshot_ms, plan_ms, route_ms, write_ms,
-              ms_since(t_total) + std::max(hops_ms, 0.0));
+              ev.total_ms);
 
   const LogLevel issue_level = r.unreachable_pairs ? LogLevel::kInfo : LogLevel::kVerbose;
   for (size_t i = 0; i < r.unreachable.size() && i < kIssuesLogged; ++i) {
@@ -172,6 +225,29 @@ int RoutingPass::run() {
     logger_.log(issue_level, "unreachable: LID %u (%s) from %u CA ports, e.g. %s", u.lid.value,
                 std::string(fabric.desc(u.dest)).c_str(), u.sources,
                 u.example_source.valid() ? std::string(fabric.desc(u.example_source)).c_str() : "-");
+  }
+  // CAs that were routed before and have left the subnet: a CA whose only
+  // link went down is dropped by OpenSM's sweep, so no route can name it; it
+  // is unreachable until it comes back.
+  track_missing_cas(fabric);
+  size_t logged = 0;
+  for (const auto& [guid, ca] : missing_cas_) {
+    if (logged++ == kIssuesLogged) break;
+    logger_.log(LogLevel::kInfo, "pass %llu: CA unreachable: %s (GUID 0x%016llx, LID %u): no longer in the subnet",
+                static_cast<unsigned long long>(passes_), ca.name.c_str(), static_cast<unsigned long long>(guid),
+                ca.lid);
+  }
+  if (missing_cas_.size() > kIssuesLogged) {
+    logger_.log(LogLevel::kInfo, "pass %llu: %zu CAs unreachable in all (no longer in the subnet)",
+                static_cast<unsigned long long>(passes_), missing_cas_.size());
+  }
+  if (events_) {
+    for (const auto& [guid, ca] : missing_cas_) ev.unreachable_cas.push_back(ca);
+    for (const auto& u : r.unreachable) {
+      const routing::Node& n = fabric.node(u.dest);
+      ev.unreachable_cas.push_back(
+          UnreachableCa{n.guid.value, std::string(fabric.desc(u.dest)), u.lid.value, "no route", u.sources});
+    }
   }
   for (size_t i = 0; i < r.through_drained.size() && i < kIssuesLogged; ++i) {
     const auto& u = r.through_drained[i];
@@ -184,6 +260,16 @@ int RoutingPass::run() {
       logger_.log(LogLevel::kVerbose, "rails: %s", m.detail.c_str());
     }
   }
+
+  // The fabric is no longer needed here: it becomes the shared snapshot the
+  // channel serializes (only when it changed) and the next pass compares with.
+  auto shared = std::make_shared<const routing::Fabric>(std::move(snap->fabric));
+  if (events_) {
+    const uint64_t fingerprint = fabric_fingerprint(*shared);
+    if (!last_fabric_ || fingerprint != last_fingerprint_) events_->push_fabric(passes_, shared);
+    last_fingerprint_ = fingerprint;
+  }
+  last_fabric_ = std::move(shared);
   return 0;
 }
 

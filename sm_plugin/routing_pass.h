@@ -9,22 +9,40 @@
 // engine of `routing_engine` and then minhop. Every refusal is logged with its
 // reason. Runs under OpenSM's exclusive lock; nothing here blocks on anything
 // but the CPU and one stat() of the policy file.
+//
+// Every pass, ok or refused, ends with a `routing_pass` event (when events are
+// on), and a successful pass whose fabric changed hands the snapshot itself
+// to the channel as a `fabric` event (shared, serialized off the lock). CAs
+// that were in an earlier pass and are no longer in the subnet (their last-hop
+// link went down, so OpenSM's sweep dropped them) are reported unreachable in
+// the log and the event until they come back.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
 
 #include "policies/policy.h"
+#include "sm_plugin/event_channel.h"
+#include "sm_plugin/events.h"
 #include "sm_plugin/osm_headers.h"
 #include "sm_plugin/osm_logger.h"
 #include "sm_plugin/plugin_config.h"
 #include "sm_plugin/policy_source.h"
+#include "sm_plugin/request_book.h"
 
 namespace railyard::sm_plugin {
 
 class RoutingPass {
  public:
-  RoutingPass(osm_opensm_t* osm, const PluginConfig& config, const OsmLogger& logger)
-      : osm_(osm), logger_(logger), policy_(config.policy_file) {}
+  // `events` may be null (events off); `requests` outlives the pass.
+  RoutingPass(osm_opensm_t* osm, const PluginConfig& config, const OsmLogger& logger, RequestBook& requests)
+      : osm_(osm), logger_(logger), policy_(config.policy_file), requests_(requests) {}
+
+  // Set once, before OpenSM routes (create()).
+  void set_events(EventChannel* events) { events_ = events; }
 
   // The callback body. May throw only std::bad_alloc and the like; the C
   // boundary in plugin.cpp catches everything.
@@ -36,7 +54,18 @@ class RoutingPass {
 
   uint64_t passes() const { return passes_; }
 
+  // Any thread: the next pass re-reads the policy file (`policy_changed`).
+  void request_policy_reload() { reload_policy_.store(true); }
+  // Any thread: whether the last pass wrote the tables.
+  bool last_ok() const { return last_ok_.load(); }
+
  private:
+  // The stages; fills `ev` as it goes. Returns run()'s code.
+  int route(RoutingPassEvent& ev);
+  int refuse(RoutingPassEvent& ev, std::string reason);
+  // CAs of the previous fabric missing from `now`, merged into missing_cas_.
+  void track_missing_cas(const routing::Fabric& now);
+
   osm_opensm_t* osm_;
   const OsmLogger& logger_;
   PolicySource policy_;
@@ -46,6 +75,16 @@ class RoutingPass {
   bool have_last_planned_ = false;
   uint64_t passes_ = 0;
   double hops_ms_ = -1;  // this pass's hop matrices; < 0 = built by OpenSM
+  RequestBook& requests_;
+  EventChannel* events_ = nullptr;
+  std::atomic<bool> reload_policy_{false};
+  std::atomic<bool> last_ok_{false};
+  std::string policy_error_;  // the policy file's current error, until it loads again
+  // The fabric of the last successful pass, and its digest (fabric events).
+  std::shared_ptr<const routing::Fabric> last_fabric_;
+  uint64_t last_fingerprint_ = 0;
+  // CAs seen in an earlier pass and absent now, by node GUID.
+  std::map<uint64_t, UnreachableCa> missing_cas_;
 };
 
 }  // namespace railyard::sm_plugin

@@ -30,7 +30,7 @@ TEST(PluginConfig, ReadsKeysAndAnchorsRelativePolicyAtTheConfigFolder) {
 TEST(PluginConfig, UnknownKeyIsNamedWithItsLine) {
   auto c = parse_plugin_config("log_level: info\npolicy: x.yaml\n", "plugin.yaml");
   ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.error().message, "plugin.yaml: line 2: unknown key 'policy' (expected policy_file, log_level, hop_matrices)");
+  EXPECT_EQ(c.error().message, "plugin.yaml: line 2: unknown key 'policy' (expected policy_file, log_level, hop_matrices, controller_socket)");
 }
 
 TEST(PluginConfig, HopMatricesChoice) {
@@ -43,6 +43,40 @@ TEST(PluginConfig, HopMatricesChoice) {
   auto bad = parse_plugin_config("hop_matrices: fast\n", "plugin.yaml");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message, "plugin.yaml: line 1: hop_matrices: expected railyard or opensm");
+}
+
+TEST(PluginConfig, ControllerSocket) {
+  auto off = parse_plugin_config("log_level: info\n", "/etc/railyard/plugin.yaml");
+  ASSERT_TRUE(off.ok());
+  EXPECT_EQ(off->controller_socket, "") << "no path: events off";
+
+  auto abs = parse_plugin_config("controller_socket: /run/railyard/plugin.sock\n", "/etc/railyard/plugin.yaml");
+  ASSERT_TRUE(abs.ok()) << abs.error().message;
+  EXPECT_EQ(abs->controller_socket, "/run/railyard/plugin.sock");
+
+  auto rel = parse_plugin_config("controller_socket: plugin.sock\n", "/etc/railyard/plugin.yaml");
+  ASSERT_TRUE(rel.ok()) << rel.error().message;
+  EXPECT_EQ(rel->controller_socket, "/etc/railyard/plugin.sock");
+
+  auto empty = parse_plugin_config("log_level: info\ncontroller_socket: ''\n", "plugin.yaml");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.error().message, "plugin.yaml: line 2: controller_socket: expected a socket path");
+
+  auto list = parse_plugin_config("controller_socket: [a, b]\n", "plugin.yaml");
+  ASSERT_FALSE(list.ok());
+  EXPECT_EQ(list.error().message, "plugin.yaml: line 1: controller_socket: expected a socket path");
+
+  auto too_long = parse_plugin_config("controller_socket: /" + std::string(107, 'x') + "\n", "plugin.yaml");
+  ASSERT_FALSE(too_long.ok());
+  EXPECT_EQ(too_long.error().message, "plugin.yaml: line 1: controller_socket: path longer than 107 bytes");
+
+  // Short in the file, too long once anchored at the config's folder.
+  auto anchored = parse_plugin_config("controller_socket: " + std::string(100, 's') + "\n",
+                                      "/etc/railyard/plugin.yaml");
+  ASSERT_FALSE(anchored.ok());
+  EXPECT_EQ(anchored.error().message,
+            "/etc/railyard/plugin.yaml: controller_socket: path longer than 107 bytes once taken from the config's "
+            "folder");
 }
 
 TEST(PluginConfig, BadLogLevelIsNamed) {

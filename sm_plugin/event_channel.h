@@ -1,0 +1,99 @@
+// EventChannel: events out to the controller, commands in, over one Unix
+// stream socket (docs/plugin_protocol.md).
+//
+// Guarantees:
+//  - push() never blocks OpenSM: a short critical section on the channel's own
+//    mutex (never OpenSM's lock), a bounded queue (Options::capacity), and at
+//    most one write() of one byte to a non-blocking pipe to wake the thread.
+//    When no controller is connected, or the queue is full, the event is
+//    dropped and counted. Sequence numbers are taken by dropped events too, so
+//    the controller sees a gap exactly where events were lost.
+//  - One background thread connects (retrying every Options::retry), writes a
+//    `hello` then the last fabric snapshot after each connect, encodes and
+//    writes queued events, and reads command lines; each command goes to the
+//    handler on that thread and, when the handler returns, an `ack` is queued.
+//    Events still queued or half-written when the connection drops are counted
+//    as dropped: the next hello (with the total) and fabric resynchronize.
+//  - stop() (and the destructor) wakes the thread through a self-pipe and joins
+//    it; nothing is left running. Exceptions never leave the thread: they are
+//    logged and the connection is dropped.
+// No OpenSM dependency: unit-tested with a real socket (tests/sm_plugin/).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "sm_plugin/event_json.h"
+#include "sm_plugin/events.h"
+#include "sm_plugin/log_level.h"
+
+namespace railyard::sm_plugin {
+
+class EventChannel {
+ public:
+  struct Options {
+    std::string socket_path;
+    size_t capacity = 4096;                      // queued events
+    std::chrono::milliseconds retry{1000};       // between connection attempts
+    HelloEvent hello;                            // `dropped` is filled in at each connect
+  };
+  // Runs on the channel's thread. May throw: the error is logged and no ack is sent.
+  using CommandHandler = std::function<void(const Command&)>;
+  // Runs on the channel's thread; must not throw.
+  using LogSink = std::function<void(LogLevel, const std::string&)>;
+
+  // Starts the thread (throws std::system_error if it cannot).
+  EventChannel(Options options, CommandHandler on_command, LogSink log);
+  ~EventChannel();
+  EventChannel(const EventChannel&) = delete;
+  EventChannel& operator=(const EventChannel&) = delete;
+
+  // Queues an event stamped with the current time; false when it was dropped.
+  bool push(EventBody body);
+  // Queues a fabric snapshot and keeps it, to be sent again after every hello.
+  bool push_fabric(uint64_t pass, std::shared_ptr<const routing::Fabric> fabric);
+
+  // Stops and joins the thread; idempotent, never throws.
+  void stop() noexcept;
+
+  uint64_t dropped() const;
+  uint64_t sent() const { return sent_.load(); }
+  bool connected() const;
+
+ private:
+  bool enqueue(EventBody body, double time);
+  void run() noexcept;
+  int connect_once(std::string& why) const;
+  void serve(int fd);
+  void wait_wake(std::chrono::milliseconds timeout);
+  void drain_wake();
+  void wake() const;
+  void log(LogLevel level, const std::string& text) const;
+
+  const Options options_;
+  const CommandHandler on_command_;
+  const LogSink log_;
+
+  mutable std::mutex mu_;
+  std::deque<Event> queue_;
+  bool connected_ = false;
+  uint64_t next_seq_ = 1;
+  uint64_t dropped_ = 0;
+  uint64_t fabric_pass_ = 0;
+  std::shared_ptr<const routing::Fabric> fabric_;  // the last snapshot, for resends
+
+  std::atomic<bool> stopping_{false};
+  std::atomic<uint64_t> sent_{0};
+  int wake_r_ = -1;
+  int wake_w_ = -1;
+  std::thread thread_;
+};
+
+}  // namespace railyard::sm_plugin

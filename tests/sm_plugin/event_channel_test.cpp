@@ -1,0 +1,282 @@
+// EventChannel against a real Unix socket listener in a temp dir.
+#include "sm_plugin/event_channel.h"
+
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "routing/topology_reader.h"
+
+namespace railyard::sm_plugin {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+// A controller stand-in: listens, accepts, reads JSON lines, writes lines.
+class Listener {
+ public:
+  explicit Listener(const std::string& path) : path_(path) {
+    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+    ::unlink(path.c_str());
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << std::strerror(errno);
+    EXPECT_EQ(::listen(fd_, 4), 0);
+  }
+  ~Listener() {
+    drop();
+    ::close(fd_);
+    ::unlink(path_.c_str());
+  }
+  bool accept(std::chrono::milliseconds timeout = 5000ms) {
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(timeout.count())) <= 0) return false;
+    conn_ = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    buf_.clear();
+    return conn_ >= 0;
+  }
+  void drop() {
+    if (conn_ >= 0) ::close(conn_);
+    conn_ = -1;
+  }
+  // The next line as JSON; a discarded value on timeout or EOF.
+  json next(std::chrono::milliseconds timeout = 5000ms) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      if (auto nl = buf_.find('\n'); nl != std::string::npos) {
+        std::string line = buf_.substr(0, nl);
+        buf_.erase(0, nl + 1);
+        return json::parse(line);
+      }
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left <= 0ms) return json(json::value_t::discarded);
+      pollfd p{conn_, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return json(json::value_t::discarded);
+      char b[65536];
+      const ssize_t n = ::read(conn_, b, sizeof b);
+      if (n <= 0) return json(json::value_t::discarded);
+      buf_.append(b, static_cast<size_t>(n));
+    }
+  }
+  void send(const std::string& line) { ASSERT_EQ(::write(conn_, line.data(), line.size()), ssize_t(line.size())); }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  int conn_ = -1;
+  std::string buf_;
+};
+
+class EventChannelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("ry_evt_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+    path_ = (dir_ / "c.sock").string();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  EventChannel::Options options(size_t capacity = 4096) {
+    EventChannel::Options o;
+    o.socket_path = path_;
+    o.capacity = capacity;
+    o.retry = 20ms;
+    o.hello = HelloEvent{"osmrailyard", "test", 1, "OpenSM test", 0};
+    return o;
+  }
+  EventChannel::LogSink log_sink() {
+    return [this](LogLevel, const std::string& text) {
+      std::lock_guard lock(log_mu_);
+      log_.push_back(text);
+    };
+  }
+  bool logged(const std::string& needle) {
+    std::lock_guard lock(log_mu_);
+    for (const auto& l : log_) {
+      if (l.find(needle) != std::string::npos) return true;
+    }
+    return false;
+  }
+  template <class F>
+  static bool eventually(F f, std::chrono::milliseconds timeout = 5000ms) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!f()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(5ms);
+    }
+    return true;
+  }
+
+  std::filesystem::path dir_;
+  std::string path_;
+  std::mutex log_mu_;
+  std::vector<std::string> log_;
+};
+
+TEST_F(EventChannelTest, WithoutAControllerEventsAreDroppedCountedAndReportedInTheHello) {
+  EventChannel channel(options(), nullptr, log_sink());
+  for (int i = 0; i < 5; ++i) EXPECT_FALSE(channel.push(SimpleEvent{SimpleKind::kSubnetUp}));
+  EXPECT_EQ(channel.dropped(), 5u);
+  EXPECT_TRUE(eventually([&] { return logged("cannot connect"); }));
+
+  Listener controller(path_);  // the controller comes up: the retry finds it
+  ASSERT_TRUE(controller.accept());
+  const json hello = controller.next();
+  EXPECT_EQ(hello["type"], "hello");
+  EXPECT_EQ(hello["dropped"], 5);
+  EXPECT_EQ(hello["seq"], 6) << "dropped events took seq 1..5";
+  EXPECT_EQ(hello["plugin"], "osmrailyard");
+
+  ASSERT_TRUE(eventually([&] { return channel.connected(); }));
+  EXPECT_TRUE(channel.push(TrapEvent{128, 3, true, 2, 3}));
+  const json trap = controller.next();
+  EXPECT_EQ(trap["type"], "trap");
+  EXPECT_EQ(trap["seq"], 7);
+  EXPECT_EQ(trap["lid"], 3);
+}
+
+TEST_F(EventChannelTest, ReconnectsAfterTheControllerGoesAwayAndResendsTheFabric) {
+  Listener controller(path_);
+  EventChannel channel(options(), nullptr, log_sink());
+  ASSERT_TRUE(controller.accept());
+  EXPECT_EQ(controller.next()["type"], "hello");
+
+  auto fabric = routing::read_topology(
+      "Switch 2 \"S-01\" # \"leaf\" base port 0 lid 1 lmc 0\n[1] \"H-10\"[1] # \"n1\" lid 2\n\n"
+      "Ca 1 \"H-10\" # \"n1\"\n[1] \"S-01\"[1] # lid 2 lmc 0 \"leaf\" lid 1\n",
+      "t.net");
+  ASSERT_TRUE(fabric.ok()) << fabric.error().message;
+  ASSERT_TRUE(eventually([&] { return channel.connected(); }));
+  EXPECT_TRUE(channel.push_fabric(1, std::make_shared<const routing::Fabric>(std::move(fabric).value())));
+  const json f1 = controller.next();
+  EXPECT_EQ(f1["type"], "fabric");
+  EXPECT_NE(f1["topology"].get<std::string>().find("\"leaf\""), std::string::npos) << f1["topology"];
+
+  controller.drop();  // the controller goes away
+  ASSERT_TRUE(eventually([&] { return !channel.connected(); }));
+  EXPECT_FALSE(channel.push(SimpleEvent{SimpleKind::kHeavySweepStart}));
+  EXPECT_FALSE(channel.push(SimpleEvent{SimpleKind::kHeavySweepDone}));
+  const uint64_t dropped = channel.dropped();
+  EXPECT_GE(dropped, 2u);
+
+  ASSERT_TRUE(controller.accept());  // back: hello with the total, then the last fabric
+  const json hello = controller.next();
+  EXPECT_EQ(hello["type"], "hello");
+  EXPECT_EQ(hello["dropped"], dropped);
+  const json f2 = controller.next();
+  EXPECT_EQ(f2["type"], "fabric");
+  EXPECT_EQ(f2["pass"], 1);
+  EXPECT_EQ(f2["topology"], f1["topology"]);
+  EXPECT_GT(f2["seq"].get<uint64_t>(), hello["seq"].get<uint64_t>());
+  EXPECT_TRUE(logged("controller disconnected"));
+}
+
+TEST_F(EventChannelTest, CommandsRunOnTheChannelThreadAndAreAcked) {
+  Listener controller(path_);
+  std::mutex mu;
+  std::vector<std::string> seen;
+  EventChannel channel(
+      options(),
+      [&](const Command& c) {
+        if (c.id == "boom") throw std::runtime_error("no sweeper");
+        std::lock_guard lock(mu);
+        seen.push_back(std::string(to_string(c.kind)) + ":" + c.id);
+      },
+      log_sink());
+  ASSERT_TRUE(controller.accept());
+  EXPECT_EQ(controller.next()["type"], "hello");
+
+  controller.send("not json\n");
+  controller.send(R"({"type":"future_command","id":"f"})" "\n");
+  controller.send(R"({"type":"reroute","id":"boom"})" "\n");
+  // Split across writes: the channel reassembles lines.
+  controller.send(R"({"type":"reroute",)");
+  controller.send(R"("id":"R-1"})" "\n" R"({"type":"policy_changed","id":"P-1"})" "\n");
+
+  const json a1 = controller.next();
+  EXPECT_EQ(a1["type"], "ack");
+  EXPECT_EQ(a1["id"], "R-1");
+  EXPECT_EQ(a1["command"], "reroute");
+  const json a2 = controller.next();
+  EXPECT_EQ(a2["id"], "P-1");
+  EXPECT_EQ(a2["command"], "policy_changed");
+  {
+    std::lock_guard lock(mu);
+    EXPECT_EQ(seen, (std::vector<std::string>{"reroute:R-1", "policy_changed:P-1"}));
+  }
+  EXPECT_TRUE(logged("controller line skipped: not JSON"));
+  EXPECT_TRUE(logged("command reroute 'boom' failed: no sweeper"));
+}
+
+TEST_F(EventChannelTest, AControllerThatDoesNotReadFillsTheBoundedQueueAndEveryLossIsCounted) {
+  Listener controller(path_);
+  EventChannel channel(options(/*capacity=*/8), nullptr, log_sink());
+  ASSERT_TRUE(controller.accept());  // accepted, but not read yet
+  ASSERT_TRUE(eventually([&] { return channel.connected(); }));
+
+  const std::string big(2000, 'x');
+  uint64_t pushed = 0, refused = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 5000; ++i) {
+    ++pushed;
+    if (!channel.push(AckEvent{big, "reroute"})) ++refused;
+  }
+  const double push_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_GT(refused, 0u) << "10 MB into a socket nobody reads: the queue must fill";
+  EXPECT_LT(push_ms, 2000.0) << "push never waits for the socket";
+
+  // Now read everything: received + dropped == pushed, seqs increase, the
+  // last seq is the last one taken.
+  EXPECT_EQ(controller.next()["type"], "hello");
+  uint64_t received = 0, last_seq = 1;
+  for (json j; !(j = controller.next(500ms)).is_discarded();) {
+    EXPECT_GT(j["seq"].get<uint64_t>(), last_seq);
+    last_seq = j["seq"].get<uint64_t>();
+    ++received;
+  }
+  EXPECT_EQ(received + channel.dropped(), pushed);
+  EXPECT_EQ(channel.dropped(), refused);
+  EXPECT_EQ(last_seq <= pushed + 1, true);
+}
+
+TEST_F(EventChannelTest, StopIsPromptWhileRetryingAndWhileConnected) {
+  {
+    auto o = options();
+    o.retry = 60s;
+    EventChannel channel(o, nullptr, log_sink());
+    std::this_thread::sleep_for(50ms);  // inside the 60 s wait
+    const auto t0 = std::chrono::steady_clock::now();
+    channel.stop();
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+    channel.stop();  // idempotent
+    EXPECT_FALSE(channel.push(SimpleEvent{}));
+  }
+  Listener controller(path_);
+  auto channel = std::make_unique<EventChannel>(options(), nullptr, log_sink());
+  ASSERT_TRUE(controller.accept());
+  EXPECT_EQ(controller.next()["type"], "hello");
+  const auto t0 = std::chrono::steady_clock::now();
+  channel.reset();  // the destructor stops and joins
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+  EXPECT_TRUE(controller.next(1000ms).is_discarded()) << "the connection is closed";
+}
+
+}  // namespace
+}  // namespace railyard::sm_plugin
