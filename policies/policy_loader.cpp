@@ -507,6 +507,16 @@ Result<Policy> parse_policy_yaml(std::string_view text, std::string_view source_
   }
 }
 
+Status check_yaml_text(std::string_view text, std::string_view source_name) {
+  if (auto bad = check_text(text)) return make_error(source_name, bad->first, bad->second);
+  try {
+    if (std::optional<LoadError> bad_docs = check_documents(text)) return make_error(source_name, bad_docs->line, bad_docs->message);
+  } catch (const YAML::Exception& e) {
+    return make_error(source_name, e.mark.line, "invalid YAML: " + e.msg);
+  }
+  return {};
+}
+
 std::string render_policy_yaml(const Policy& policy) {
   std::string out = "# railyard policy (layout: policies/policy_loader.h)\n";
   out += "rails:\n";

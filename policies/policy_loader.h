@@ -51,4 +51,9 @@ Result<Policy> parse_policy_yaml(std::string_view text, std::string_view source_
 // every key present so the file documents the values in force.
 std::string render_policy_yaml(const Policy& policy);
 
+// The checks parse_policy_yaml makes before building nodes, for other YAML
+// files (the controller's config): text limits, one document, and text on
+// which yaml-cpp 0.7 would loop forever. "<source>: line <n>: <reason>".
+Status check_yaml_text(std::string_view text, std::string_view source_name);
+
 }  // namespace railyard::policies

@@ -149,6 +149,12 @@ FabricBuilder::FabricBuilder(const Fabric& base) {
   f_.strings_ = base.strings_;
 }
 
+Status FabricBuilder::set_link_state(LinkId link, PortState state) {
+  if (!link.valid() || link.value() >= f_.links_.size()) return Error{"no link " + std::to_string(link.value())};
+  f_.links_[link.value()].state = state;
+  return {};
+}
+
 void FabricBuilder::reserve(size_t nodes, size_t ports, size_t links) {
   f_.nodes_.reserve(nodes);
   f_.ports_.reserve(ports);

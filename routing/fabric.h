@@ -155,6 +155,10 @@ class FabricBuilder {
                          LinkSpeed speed = LinkSpeed::kUnknown,
                          PortState state = PortState::kActive);
 
+  // The state of a link already connected (e.g. kDown for a link reported
+  // dead: routing ignores it). Out-of-range ids are an error.
+  Status set_link_state(LinkId link, PortState state);
+
   size_t num_nodes() const { return f_.nodes_.size(); }
   const Node& node(NodeId n) const { return f_.nodes_[n.value()]; }
   const Port& port(NodeId n, PortNum p) const { return f_.ports_[f_.nodes_[n.value()].first_port.value() + p.value]; }

@@ -1,0 +1,38 @@
+// Api: /api/v1 over a Controller. Matches the request against the endpoint
+// table (endpoints.h), authenticates the bearer token (401 without a valid
+// one where a role is needed, 403 when the role is too low), parses and
+// validates bodies (400 naming the field; unknown fields refused), calls the
+// controller, renders JSON, and audits every mutation with its outcome.
+// Never throws: an internal error is a 500 with a message, logged.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "api/http_types.h"
+#include "controller/controller.h"
+
+namespace railyard::api {
+struct Endpoint;
+}
+
+namespace railyard::api {
+
+class Api {
+ public:
+  explicit Api(controller::Controller& controller) : c_(controller) {}
+  HttpResponse handle(const HttpRequest& request);
+
+ private:
+  controller::Actor authenticate(const std::string& authorization) const;
+  // The handler of each endpoint (dispatch.cpp); may throw BadRequest-like
+  // errors that handle() turns into 4xx responses.
+  HttpResponse dispatch(const Endpoint& endpoint, const std::map<std::string, std::string>& params,
+                        const HttpRequest& request, const controller::Actor& actor);
+  controller::Controller& c_;
+};
+
+// JSON error body: {"error": {"status": 404, "message": "..."}}.
+HttpResponse error_response(int status, const std::string& message);
+
+}  // namespace railyard::api

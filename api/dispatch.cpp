@@ -1,0 +1,261 @@
+// The handler of each /api/v1 endpoint: parse, call the controller, render.
+#include <charconv>
+#include <cmath>
+
+#include "api/api.h"
+#include "api/openapi.h"
+#include "api/render.h"
+#include "api/request.h"
+#include "controller/controller.h"
+
+namespace railyard::api {
+
+using nlohmann::json;
+namespace ctl = railyard::controller;
+
+namespace {
+
+json endpoint_index() {
+  json list = json::array();
+  for (const Endpoint& e : endpoints()) {
+    json q = json::object();
+    for (const QueryParam& p : e.query) q[std::string(p.name)] = std::string(p.description);
+    json item = {{"method", e.method},
+                 {"path", e.pattern},
+                 {"role", ctl::to_string(e.role)},
+                 {"summary", e.summary}};
+    if (!q.empty()) item["query"] = q;
+    if (!e.body.empty()) item["body"] = std::string(e.body);
+    list.push_back(item);
+  }
+  return {{"api", "railyard /api/v1"}, {"auth", "Authorization: Bearer <token>; roles viewer < operator"},
+          {"endpoints", list}};
+}
+
+// "expires": a Unix time (number) or "+SECONDS" from now.
+std::optional<double> parse_expires(const json& j) {
+  if (!j.contains("expires") || j["expires"].is_null()) return std::nullopt;
+  const double now = ctl::unix_now();
+  if (j["expires"].is_number()) {
+    const double t = j["expires"].get<double>();
+    if (!std::isfinite(t) || t <= now) throw BadRequest{400, "field 'expires' must be a Unix time in the future"};
+    return t;
+  }
+  if (j["expires"].is_string()) {
+    const std::string s = j["expires"].get<std::string>();
+    uint64_t secs = 0;
+    if (s.size() > 1 && s[0] == '+') {
+      auto [end, ec] = std::from_chars(s.data() + 1, s.data() + s.size(), secs);
+      if (ec == std::errc() && end == s.data() + s.size() && secs > 0 && secs <= 366ull * 86400) return now + double(secs);
+    }
+  }
+  throw BadRequest{400, "field 'expires' must be a Unix time or \"+SECONDS\" (at most a year)"};
+}
+
+int64_t parse_id(const std::map<std::string, std::string>& params, const char* key) {
+  const std::string& s = params.at(key);
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v <= 0) throw BadRequest{400, "'" + s + "' is not a drain id"};
+  return v;
+}
+
+json drain_body(const ctl::DrainOutcome& o) {
+  json body = {{"dry_run", o.dry_run}, {"impact", render_impact(o.impact)}};
+  if (o.drain) body["drain"] = render_drain(*o.drain);
+  if (o.reroute) body["reroute"] = render_reroute(*o.reroute);
+  return body;
+}
+
+HttpResponse route(ctl::Controller& c, const std::map<std::string, std::string>& params, const HttpRequest& req) {
+  auto v = need_view(c);
+  const routing::Fabric& f = v->fabric;
+  Lid src_lid, dst_lid;
+  const NodeId src = find_node_or_lid(f, params.at("src"), &src_lid);
+  if (!src.valid()) throw BadRequest{404, "unknown source '" + params.at("src") + "' (node name, GUID or LID)"};
+  const NodeId dst = find_node_or_lid(f, params.at("dst"), &dst_lid);
+  if (!dst.valid()) throw BadRequest{404, "unknown destination '" + params.at("dst") + "' (node name, GUID or LID)"};
+  if (!dst_lid.valid()) dst_lid = f.port(f.primary_port(dst)).lid;
+  PortId src_port = src_lid.valid() ? f.lid_owner(src_lid) : f.primary_port(src);
+  if (req.query.contains("src_port")) {
+    const int64_t p = query_int(req, "src_port", 1, 1, f.node(src).num_ports);
+    src_port = f.port_id(src, PortNum{static_cast<uint8_t>(p)});
+  }
+  if (!dst_lid.valid()) throw BadRequest{404, "'" + params.at("dst") + "' has no LID"};
+  const routing::RouteWalk w = routing::walk_route(f, v->routing.tables, src_port, dst_lid);
+  json hops = json::array();
+  for (const routing::RouteHop& h : w.hops) {
+    const routing::Node& nd = f.node(h.node);
+    json hop = {{"node", f.desc(h.node)},
+                {"guid", guid_hex(nd.guid.value)},
+                {"type", routing::to_string(nd.type)}};
+    if (h.in_port) hop["in_port"] = h.in_port;
+    if (h.out_port) hop["out_port"] = h.out_port;
+    if (nd.type == routing::NodeType::kSwitch) {
+      hop["lid"] = f.port(nd.first_port).lid.value;
+      const int32_t level = h.node.value() < v->rails.level.size() ? v->rails.level[h.node.value()] : -1;
+      if (level >= 0) hop["level"] = level;
+    }
+    hops.push_back(hop);
+  }
+  const bool delivered = w.end == routing::RouteEnd::kDelivered;
+  return json_response(200, {{"source", f.desc(src)},
+                             {"source_lid", f.port(src_port).lid.value},
+                             {"destination", f.desc(dst)},
+                             {"destination_lid", dst_lid.value},
+                             {"delivered", delivered},
+                             {"end", routing::to_string(w.end)},
+                             {"switch_hops", delivered && hops.size() >= 2 ? hops.size() - 2 : 0},
+                             {"fabric_version", v->version},
+                             {"hops", hops}});
+}
+
+}  // namespace
+
+HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::string>& params,
+                           const HttpRequest& req, const ctl::Actor& actor) {
+  switch (e.id) {
+    case EndpointId::kIndex: return json_response(200, endpoint_index());
+    case EndpointId::kOpenApi: return json_response(200, openapi_document());
+    case EndpointId::kHealth: {
+      auto v = c_.view();
+      const bool live = c_.config().fabric_source == ctl::FabricSource::kLive;
+      bool db_ok = true;
+      try {
+        (void)c_.store().last_event_id();
+      } catch (const std::exception&) {
+        db_ok = false;
+      }
+      const bool ok = v && db_ok && (!live || c_.plugin_connected());
+      json body = {{"status", ok ? "ok" : "degraded"},
+                   {"fabric", v ? json{{"version", v->version}, {"origin", v->origin}} : json(nullptr)},
+                   {"source", live ? "live" : "offline"},
+                   {"database", db_ok ? "ok" : "failing"}};
+      if (live) body["plugin"] = c_.plugin_connected() ? "connected" : "disconnected";
+      return json_response(ok ? 200 : 503, body);
+    }
+    case EndpointId::kFabric: {
+      auto v = need_view(c_);
+      return json_response(200, render_fabric_summary(*v, c_.links(), c_.store().active_drains().size()));
+    }
+    case EndpointId::kSwitches: return json_response(200, render_switches(*need_view(c_), c_.store().active_drains()));
+    case EndpointId::kHosts: {
+      auto v = need_view(c_);
+      return json_response(200, render_hosts(*v, c_.links()));
+    }
+    case EndpointId::kLinks: {
+      std::string state;
+      if (auto it = req.query.find("state"); it != req.query.end()) {
+        state = it->second;
+        if (state != "up" && state != "down" && state != "drained") {
+          throw BadRequest{400, "query 'state' must be up, down or drained"};
+        }
+      }
+      auto v = c_.view();
+      return json_response(200, render_links(v.get(), c_.links(), state));
+    }
+    case EndpointId::kRoute: return route(c_, params, req);
+    case EndpointId::kEvents: {
+      const int64_t since = query_int(req, "since", 0, 0, INT64_MAX);
+      const int64_t limit = query_int(req, "limit", 100, 1, 1000);
+      json list = json::array();
+      for (const ctl::EventRecord& ev : c_.store().events_since(since, static_cast<uint32_t>(limit))) {
+        list.push_back(render_event(ev));
+      }
+      return json_response(200, {{"events", list}, {"last_id", c_.store().last_event_id()}});
+    }
+    case EndpointId::kSlurm: {
+      HttpResponse r = text_response(render_slurm(*need_view(c_)));
+      r.content_type = "text/plain; charset=utf-8";
+      return r;
+    }
+    case EndpointId::kMetrics: {
+      auto v = c_.view();
+      return text_response(render_metrics(c_, v.get(), c_.links(), c_.store().active_drains().size()));
+    }
+    case EndpointId::kDrainsList: {
+      json list = json::array();
+      for (const ctl::DrainRecord& d : c_.store().active_drains()) list.push_back(render_drain(d));
+      return json_response(200, {{"drains", list}});
+    }
+    case EndpointId::kDrainCreate: {
+      const json j = parse_object(req.body, {"target", "node", "port", "reason", "expires"});
+      const std::string target = get_string(j, "target", true);
+      std::optional<ctl::DrainKind> kind = ctl::parse_drain_kind(target);
+      if (!kind) throw BadRequest{400, "field 'target' must be link, port or switch"};
+      ctl::DrainRequest d;
+      d.kind = *kind;
+      d.node = get_string(j, "node", true);
+      if (d.node.empty()) throw BadRequest{400, "field 'node' must not be empty"};
+      d.port = get_port(j, d.kind != ctl::DrainKind::kSwitch);
+      if (d.kind == ctl::DrainKind::kSwitch && j.contains("port")) {
+        throw BadRequest{400, "a switch drain takes no 'port'"};
+      }
+      d.reason = get_string(j, "reason", true);
+      if (d.reason.empty()) throw BadRequest{400, "field 'reason' must say why"};
+      d.expires_at = parse_expires(j);
+      const ctl::DrainOutcome o = c_.drain(d, actor, query_flag(req, "dry_run"), query_flag(req, "force"));
+      return outcome_response(o, drain_body(o));
+    }
+    case EndpointId::kDrainDelete: {
+      const ctl::DrainOutcome o = c_.undrain(parse_id(params, "id"), actor, query_flag(req, "dry_run"));
+      return outcome_response(o, drain_body(o));
+    }
+    case EndpointId::kReroute: {
+      const json j = parse_object(req.body, {"reason"}, true);
+      const ctl::RerouteOutcome o = c_.reroute(actor, get_string(j, "reason", false));
+      HttpResponse r = outcome_response(o, o.reroute ? json{{"reroute", render_reroute(*o.reroute)}} : json::object());
+      if (o.status == 429) r.headers.emplace_back("Retry-After", std::to_string(static_cast<int>(std::ceil(o.retry_after_s))));
+      return r;
+    }
+    case EndpointId::kReroutesList: {
+      json list = json::array();
+      for (const ctl::RerouteRecord& r : c_.store().reroutes(100)) list.push_back(render_reroute(r));
+      return json_response(200, {{"reroutes", list}});
+    }
+    case EndpointId::kRerouteGet: {
+      std::optional<ctl::RerouteRecord> r = c_.store().reroute(params.at("id"));
+      if (!r) throw BadRequest{404, "no reroute request '" + params.at("id") + "'"};
+      return json_response(200, render_reroute(*r));
+    }
+    case EndpointId::kLinkEvent: {
+      const json j = parse_object(req.body, {"id", "node", "port", "state", "reason", "time"});
+      ctl::LinkEventRequest l;
+      l.event_id = get_string(j, "id", true, 256);
+      if (l.event_id.empty()) throw BadRequest{400, "field 'id' must not be empty"};
+      l.node = get_string(j, "node", true);
+      l.port = get_port(j, true);
+      l.state = get_string(j, "state", true);
+      if (l.state != "down" && l.state != "up") throw BadRequest{400, "field 'state' must be down or up"};
+      l.reason = get_string(j, "reason", false);
+      if (j.contains("time")) {
+        if (!j["time"].is_number() || !std::isfinite(j["time"].get<double>())) {
+          throw BadRequest{400, "field 'time' must be a Unix time"};
+        }
+        l.time = j["time"].get<double>();
+      }
+      const ctl::LinkEventOutcome o = c_.link_event(l, actor);
+      json body = {{"event", render_event(o.event)}, {"duplicate", o.duplicate}};
+      if (o.reroute) body["reroute"] = render_reroute(*o.reroute);
+      return outcome_response(o, body);
+    }
+    case EndpointId::kArSummary:
+    case EndpointId::kAr: {
+      auto v = need_view(c_);
+      auto ar = c_.ar_tables();
+      if (!ar) throw BadRequest{500, "AR groups: " + ar.error().message};
+      if (e.id == EndpointId::kArSummary) return json_response(200, render_ar_summary(*v, **ar));
+      Lid ignored;
+      const NodeId sw = find_node_or_lid(v->fabric, params.at("switch"), &ignored);
+      if (!sw.valid() || !v->fabric.is_switch(sw)) throw BadRequest{404, "no switch '" + params.at("switch") + "'"};
+      auto sws = v->fabric.switches();
+      const uint32_t index = static_cast<uint32_t>(std::lower_bound(sws.begin(), sws.end(), sw) - sws.begin());
+      const int lid = static_cast<int>(query_int(req, "lid", -1, 1, 0xBFFF));
+      return json_response(200, render_ar_switch(*v, **ar, index, lid));
+    }
+    default: break;
+  }
+  throw BadRequest{501, "not implemented: " + std::string(e.pattern)};
+}
+
+}  // namespace railyard::api

@@ -1,0 +1,100 @@
+#include "api/endpoints.h"
+
+#include <array>
+
+namespace railyard::api {
+
+namespace {
+
+using controller::Role;
+
+constexpr QueryParam kLinksQuery[] = {{"state", "up | down | drained: only links in this state"}};
+constexpr QueryParam kEventsQuery[] = {{"since", "return events with id > since (default 0)"},
+                                       {"limit", "at most this many (default 100, max 1000)"}};
+constexpr QueryParam kDryRun[] = {{"dry_run", "true: say what would change, change nothing"}};
+constexpr QueryParam kDrainCreateQuery[] = {{"dry_run", "true: say what would change, change nothing"},
+                                            {"force", "true: drain even if CA pairs would be cut"}};
+constexpr QueryParam kRouteQuery[] = {{"src_port", "the source CA's port (default: its first cabled port)"}};
+constexpr QueryParam kArQuery[] = {{"lid", "only this destination LID"}};
+
+constexpr Endpoint kEndpoints[] = {
+    {EndpointId::kIndex, "GET", "/api/v1", Role::kViewer, false, "This list of endpoints", {}, ""},
+    {EndpointId::kOpenApi, "GET", "/api/v1/openapi.json", Role::kNone, false, "OpenAPI 3 document of this API", {}, ""},
+    {EndpointId::kHealth, "GET", "/api/v1/health", Role::kNone, false,
+     "Liveness: fabric loaded, plugin connected, database writable", {}, ""},
+    {EndpointId::kFabric, "GET", "/api/v1/fabric", Role::kViewer, false,
+     "Fabric summary: sizes, rails, levels, link states, routing quality", {}, ""},
+    {EndpointId::kSwitches, "GET", "/api/v1/switches", Role::kViewer, false,
+     "Switches: GUID, LID, level, rail, ports up, drains", {}, ""},
+    {EndpointId::kHosts, "GET", "/api/v1/hosts", Role::kViewer, false,
+     "Hosts: their CAs by rail, the leaf per rail, per-rail health", {}, ""},
+    {EndpointId::kLinks, "GET", "/api/v1/links", Role::kViewer, false, "Links and their state", kLinksQuery, ""},
+    {EndpointId::kRoute, "GET", "/api/v1/routes/{src}/{dst}", Role::kViewer, false,
+     "Hop-by-hop path from src to dst (node name, GUID or LID)", kRouteQuery, ""},
+    {EndpointId::kEvents, "GET", "/api/v1/events", Role::kViewer, false, "Recorded events", kEventsQuery, ""},
+    {EndpointId::kSlurm, "GET", "/api/v1/topology/slurm", Role::kViewer, false,
+     "Slurm topology.conf (text/plain): switches and the hosts below them", {}, ""},
+    {EndpointId::kMetrics, "GET", "/api/v1/metrics", Role::kNone, false,
+     "Prometheus metrics (text/plain)", {}, ""},
+    {EndpointId::kDrainsList, "GET", "/api/v1/drains", Role::kViewer, false, "Active drains", {}, ""},
+    {EndpointId::kDrainCreate, "POST", "/api/v1/drains", Role::kOperator, true,
+     "Drain a link, port or switch; 409 if CA pairs would be cut (unless force)", kDrainCreateQuery,
+     R"({"target": "link|port|switch", "node": "GUID, name or description", "port": 1, "reason": "...", "expires": "<Unix time or seconds from now as \"+3600\">"})"},
+    {EndpointId::kDrainDelete, "DELETE", "/api/v1/drains/{id}", Role::kOperator, true, "Undrain", kDryRun, ""},
+    {EndpointId::kReroute, "POST", "/api/v1/reroute", Role::kOperator, true,
+     "Recompute and push the forwarding tables now (rate-limited)", {}, R"({"reason": "..."} (optional))"},
+    {EndpointId::kReroutesList, "GET", "/api/v1/reroutes", Role::kViewer, false,
+     "Reroute requests: pending, applied or failed, with latency", {}, ""},
+    {EndpointId::kRerouteGet, "GET", "/api/v1/reroutes/{id}", Role::kViewer, false, "One reroute request", {}, ""},
+    {EndpointId::kLinkEvent, "POST", "/api/v1/events/link", Role::kOperator, true,
+     "Outside monitoring reports a link down or up (idempotent by id)", {},
+     R"({"id": "monitor-event-id", "node": "GUID, name or description", "port": 1, "state": "down|up", "reason": "...", "time": 0})"},
+    {EndpointId::kArSummary, "GET", "/api/v1/ar", Role::kViewer, false,
+     "Adaptive-routing groups: per switch counts, maximum, over-limit switches", {}, ""},
+    {EndpointId::kAr, "GET", "/api/v1/ar/{switch}", Role::kViewer, false,
+     "One switch's AR group table and destination -> group map", kArQuery, ""},
+};
+
+// "/api/v1/routes/{src}/{dst}" against "/api/v1/routes/a/b".
+bool match_pattern(std::string_view pattern, std::string_view path, std::map<std::string, std::string>* params) {
+  while (!pattern.empty() || !path.empty()) {
+    if (pattern.empty() || path.empty() || pattern[0] != '/' || path[0] != '/') return false;
+    pattern.remove_prefix(1);
+    path.remove_prefix(1);
+    const size_t pe = pattern.find('/');
+    const size_t se = path.find('/');
+    std::string_view pseg = pattern.substr(0, pe);
+    std::string_view sseg = path.substr(0, se);
+    if (pseg.size() >= 2 && pseg.front() == '{' && pseg.back() == '}') {
+      if (sseg.empty()) return false;
+      (*params)[std::string(pseg.substr(1, pseg.size() - 2))] = std::string(sseg);
+    } else if (pseg != sseg) {
+      return false;
+    }
+    pattern = pe == std::string_view::npos ? std::string_view() : pattern.substr(pe);
+    path = se == std::string_view::npos ? std::string_view() : path.substr(se);
+  }
+  return true;
+}
+
+}  // namespace
+
+std::span<const Endpoint> endpoints() { return kEndpoints; }
+
+Match match(std::string_view method, std::string_view path) {
+  if (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  Match m;
+  for (const Endpoint& e : kEndpoints) {
+    std::map<std::string, std::string> params;
+    if (!match_pattern(e.pattern, path, &params)) continue;
+    m.path_known = true;
+    if (e.method == method) {
+      m.endpoint = &e;
+      m.params = std::move(params);
+      return m;
+    }
+  }
+  return m;
+}
+
+}  // namespace railyard::api

@@ -1,0 +1,56 @@
+#include "api/http_types.h"
+
+namespace railyard::api {
+
+namespace {
+
+int hex(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+bool decode(std::string_view in, std::string* out, bool plus_is_space) {
+  out->clear();
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == '%') {
+      if (i + 2 >= in.size()) return false;
+      const int h = hex(in[i + 1]), l = hex(in[i + 2]);
+      if (h < 0 || l < 0) return false;
+      const char c = static_cast<char>(h * 16 + l);
+      if (c == '\0') return false;
+      out->push_back(c);
+      i += 2;
+    } else if (plus_is_space && in[i] == '+') {
+      out->push_back(' ');
+    } else {
+      out->push_back(in[i]);
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool split_target(const std::string& target, std::string* path, std::map<std::string, std::string>* query) {
+  query->clear();
+  const size_t q = target.find('?');
+  if (!decode(std::string_view(target).substr(0, q), path, false)) return false;
+  if (q == std::string::npos) return true;
+  std::string_view rest = std::string_view(target).substr(q + 1);
+  while (!rest.empty()) {
+    const size_t amp = rest.find('&');
+    std::string_view item = rest.substr(0, amp);
+    rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    std::string key, value;
+    if (!decode(item.substr(0, eq), &key, true)) return false;
+    if (eq != std::string_view::npos && !decode(item.substr(eq + 1), &value, true)) return false;
+    (*query)[key] = value;
+  }
+  return true;
+}
+
+}  // namespace railyard::api

@@ -1,0 +1,32 @@
+// The HTTP exchange as plain values: the server (http_server.h) fills an
+// HttpRequest from the wire, the Api (api.h) answers with an HttpResponse.
+// Nothing here knows about sockets, so the API is testable in-process too.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace railyard::api {
+
+struct HttpRequest {
+  std::string method;  // GET, POST, DELETE, ...
+  std::string path;    // decoded, without the query
+  std::map<std::string, std::string> query;
+  std::string authorization;  // the Authorization header
+  std::string body;
+  std::string peer;           // "127.0.0.1:54321", for the log
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // extra (Retry-After, WWW-Authenticate)
+};
+
+// Splits "a/b%20c?x=1&y" into a decoded path and query; false on bad escapes.
+bool split_target(const std::string& target, std::string* path, std::map<std::string, std::string>* query);
+
+}  // namespace railyard::api

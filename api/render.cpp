@@ -1,0 +1,409 @@
+#include "api/render.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "routing/node_lookup.h"
+
+namespace railyard::api {
+
+using nlohmann::json;
+namespace ctl = railyard::controller;
+using routing::Fabric;
+
+std::string guid_hex(uint64_t guid) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(guid));
+  return buf;
+}
+
+NodeId find_node_or_lid(const Fabric& f, const std::string& ref, Lid* lid) {
+  *lid = Lid{};
+  // A plain number (or 0x with <= 4 hex digits) is a LID.
+  uint32_t v = 0;
+  const bool hex = ref.size() > 2 && ref.size() <= 6 && ref[0] == '0' && (ref[1] == 'x' || ref[1] == 'X');
+  const char* b = ref.data() + (hex ? 2 : 0);
+  auto [end, ec] = std::from_chars(b, ref.data() + ref.size(), v, hex ? 16 : 10);
+  if (!ref.empty() && ec == std::errc() && end == ref.data() + ref.size() && v > 0 && v <= 0xBFFF) {
+    const PortId owner = f.lid_owner(Lid{static_cast<uint16_t>(v)});
+    if (!owner.valid()) return NodeId();
+    *lid = Lid{static_cast<uint16_t>(v)};
+    return f.port(owner).node;
+  }
+  Result<NodeId> n = routing::find_node(f, ref);
+  return n ? *n : NodeId();
+}
+
+namespace {
+
+int32_t level_of(const ctl::FabricView& v, NodeId n) {
+  return n.value() < v.rails.level.size() ? v.rails.level[n.value()] : routing::kNoLevel;
+}
+
+struct LinkCounts {
+  uint64_t up = 0, down = 0, drained = 0;
+};
+
+LinkCounts count_links(const std::vector<ctl::LinkStatus>& links) {
+  LinkCounts c;
+  for (const ctl::LinkStatus& l : links) {
+    (l.state == "down" ? c.down : c.up)++;
+    if (!l.drains.empty()) ++c.drained;
+  }
+  return c;
+}
+
+}  // namespace
+
+json render_fabric_summary(const ctl::FabricView& v, const std::vector<ctl::LinkStatus>& links, size_t drains) {
+  const Fabric& f = v.fabric;
+  const LinkCounts lc = count_links(links);
+  const routing::RoutingReport& r = v.routing.report;
+  std::map<int32_t, uint32_t> per_level;
+  for (NodeId s : f.switches()) per_level[level_of(v, s)]++;
+  json levels = json::object();
+  for (auto [lvl, n] : per_level) levels[lvl < 0 ? "unranked" : std::to_string(lvl)] = n;
+  return {{"version", v.version},
+          {"origin", v.origin},
+          {"built_at", v.built_at},
+          {"switches", f.switches().size()},
+          {"cas", f.cas().size()},
+          {"hosts", v.rails.hosts.size()},
+          {"rails", v.rails.num_rails},
+          {"levels", v.rails.max_level + 1},
+          {"switches_per_level", levels},
+          {"links", {{"up", lc.up}, {"down", lc.down}, {"drained", lc.drained}}},
+          {"drains", drains},
+          {"misfits", v.rails.misfits.size()},
+          {"routing",
+           {{"engine", "railyard"},
+            {"ca_ports", r.ca_ports},
+            {"lids_routed", r.lids_routed},
+            {"unreachable_pairs", r.unreachable_pairs},
+            {"pairs_through_drains", r.drained_pairs},
+            {"route_ms", v.route_ms}}}};
+}
+
+json render_switches(const ctl::FabricView& v, const std::vector<ctl::DrainRecord>& drains) {
+  const Fabric& f = v.fabric;
+  std::map<std::string, int64_t> drained;
+  for (const ctl::DrainRecord& d : drains) {
+    if (d.kind == ctl::DrainKind::kSwitch) drained[d.target] = d.id;
+  }
+  json list = json::array();
+  for (NodeId s : f.switches()) {
+    const routing::Node& nd = f.node(s);
+    uint32_t up = 0, to_cas = 0, to_switches = 0;
+    for (uint8_t p = 1; p <= nd.num_ports; ++p) {
+      const routing::Port& port = f.port(f.port_id(s, PortNum{p}));
+      if (!port.remote.valid() || f.link(port.link).state == routing::PortState::kDown) continue;
+      ++up;
+      (f.is_switch(f.port(port.remote).node) ? to_switches : to_cas)++;
+    }
+    const std::string guid = guid_hex(nd.guid.value);
+    json sw = {{"name", f.desc(s)},
+               {"guid", guid},
+               {"lid", f.port(nd.first_port).lid.value},
+               {"level", level_of(v, s)},
+               {"ports", nd.num_ports},
+               {"ports_up", up},
+               {"links_to_switches", to_switches},
+               {"links_to_cas", to_cas}};
+    const int32_t rail = s.value() < v.rails.rail.size() ? v.rails.rail[s.value()] : routing::kNoRail;
+    if (rail != routing::kNoRail) sw["rail"] = rail;
+    if (auto it = drained.find(guid); it != drained.end()) sw["drain"] = it->second;
+    list.push_back(sw);
+  }
+  return {{"switches", list}};
+}
+
+json render_hosts(const ctl::FabricView& v, const std::vector<ctl::LinkStatus>& links) {
+  const Fabric& f = v.fabric;
+  std::vector<uint8_t> drained(f.num_links(), 0);
+  for (const ctl::LinkStatus& l : links) {
+    if (l.link.valid() && !l.drains.empty()) drained[l.link.value()] = 1;
+  }
+  // Per leaf: healthy uplinks (to a higher level, up, not drained) / all.
+  std::vector<uint32_t> up_ok(f.num_nodes(), 0), up_all(f.num_nodes(), 0);
+  for (NodeId s : f.switches()) {
+    const routing::Node& nd = f.node(s);
+    for (uint8_t p = 1; p <= nd.num_ports; ++p) {
+      const routing::Port& port = f.port(f.port_id(s, PortNum{p}));
+      if (!port.remote.valid()) continue;
+      const NodeId r = f.port(port.remote).node;
+      if (!f.is_switch(r) || level_of(v, r) <= level_of(v, s)) continue;
+      ++up_all[s.value()];
+      if (f.link(port.link).state != routing::PortState::kDown && !drained[port.link.value()]) ++up_ok[s.value()];
+    }
+  }
+  std::vector<json> hosts(v.rails.hosts.size(), json::array());
+  std::vector<uint32_t> healthy(v.rails.hosts.size(), 0);
+  json without_host = json::array();
+  for (NodeId ca : f.cas()) {
+    const PortId pp = f.primary_port(ca);
+    const routing::Port& port = f.port(pp);
+    const NodeId leaf = v.rails.leaf[ca.value()];
+    const bool link_up = port.remote.valid() && f.link(port.link).state != routing::PortState::kDown;
+    const bool link_drained = port.remote.valid() && drained[port.link.value()];
+    json c = {{"name", f.desc(ca)},
+              {"guid", guid_hex(f.node(ca).guid.value)},
+              {"lid", port.lid.value},
+              {"rail", v.rails.rail[ca.value()]}};
+    std::string health = "healthy";
+    if (!link_up) {
+      health = "down";
+    } else if (link_drained) {
+      health = "drained";
+    } else if (leaf.valid() && up_all[leaf.value()] > 0 && up_ok[leaf.value()] == 0) {
+      health = "isolated";
+    } else if (leaf.valid() && up_ok[leaf.value()] < up_all[leaf.value()]) {
+      health = "degraded";
+    }
+    if (leaf.valid()) {
+      c["leaf"] = f.desc(leaf);
+      c["leaf_guid"] = guid_hex(f.node(leaf).guid.value);
+      c["leaf_port"] = port.remote.valid() ? f.port(port.remote).num.value : 0;
+      c["leaf_uplinks"] = {{"healthy", up_ok[leaf.value()]}, {"total", up_all[leaf.value()]}};
+    }
+    c["health"] = health;
+    const uint32_t h = v.rails.host[ca.value()];
+    if (h == routing::kNoHost || h >= hosts.size()) {
+      without_host.push_back(c);
+      continue;
+    }
+    healthy[h] += health == "healthy";
+    hosts[h].push_back(std::move(c));
+  }
+  json list = json::array();
+  for (size_t h = 0; h < hosts.size(); ++h) {
+    std::sort(hosts[h].begin(), hosts[h].end(), [](const json& a, const json& b) { return a["rail"] < b["rail"]; });
+    list.push_back({{"host", v.rails.hosts[h]},
+                    {"rails", hosts[h].size()},
+                    {"rails_healthy", healthy[h]},
+                    {"cas", hosts[h]}});
+  }
+  json out = {{"hosts", list}};
+  if (!without_host.empty()) out["cas_without_host"] = without_host;
+  return out;
+}
+
+json render_links(const ctl::FabricView* v, const std::vector<ctl::LinkStatus>& links, const std::string& state) {
+  json list = json::array();
+  for (const ctl::LinkStatus& l : links) {
+    const bool drained = !l.drains.empty();
+    if (state == "drained" && !drained) continue;
+    if ((state == "up" || state == "down") && l.state != state) continue;
+    json item = {{"link", l.key}, {"state", l.state}, {"drained", drained}};
+    if (drained) item["drains"] = l.drains;
+    if (v && l.link.valid()) {
+      const Fabric& f = v->fabric;
+      const routing::Link& k = f.link(l.link);
+      item["a"] = {{"node", f.desc(f.port(k.a).node)}, {"port", f.port(k.a).num.value},
+                   {"guid", guid_hex(f.node(f.port(k.a).node).guid.value)}};
+      item["b"] = {{"node", f.desc(f.port(k.b).node)}, {"port", f.port(k.b).num.value},
+                   {"guid", guid_hex(f.node(f.port(k.b).node).guid.value)}};
+    }
+    list.push_back(item);
+  }
+  return {{"links", list}, {"count", list.size()}};
+}
+
+json render_drain(const ctl::DrainRecord& d) {
+  json j = {{"id", d.id},
+            {"target", ctl::to_string(d.kind)},
+            {"key", d.target},
+            {"name", d.target_name},
+            {"reason", d.reason},
+            {"created_by", d.created_by},
+            {"created_at", d.created_at},
+            {"expires_at", d.expires_at ? json(*d.expires_at) : json(nullptr)},
+            {"active", !d.removed_at.has_value()}};
+  if (d.removed_at) {
+    j["removed_at"] = *d.removed_at;
+    j["removed_by"] = d.removed_by;
+  }
+  return j;
+}
+
+json render_reroute(const ctl::RerouteRecord& r) {
+  return {{"id", r.id},
+          {"status", r.status},
+          {"requested_at", r.requested_at},
+          {"requested_by", r.requested_by},
+          {"reason", r.reason},
+          {"finished_at", r.finished_at ? json(*r.finished_at) : json(nullptr)},
+          {"latency_ms", r.latency_ms ? json(*r.latency_ms) : json(nullptr)},
+          {"detail", r.detail}};
+}
+
+json render_event(const ctl::EventRecord& e) {
+  json body = json::parse(e.body, nullptr, false);
+  json j = {{"id", e.id}, {"time", e.time}, {"source", e.source}, {"type", e.type},
+            {"data", body.is_discarded() ? json(e.body) : body}};
+  if (!e.external_id.empty()) j["external_id"] = e.external_id;
+  return j;
+}
+
+json render_impact(const ctl::DrainImpact& i) {
+  json cut = json::array();
+  for (const ctl::CutPair& p : i.cut) {
+    cut.push_back({{"example_source", p.source}, {"destination", p.destination}, {"sources", p.sources}});
+  }
+  return {{"pairs_cut", i.pairs_cut},
+          {"cut", cut},
+          {"pairs_rerouted", i.diff.pairs_rerouted},
+          {"lft_entries_changed", i.diff.entries_changed},
+          {"lft_blocks_changed", i.diff.blocks_changed},
+          {"switches_touched", i.diff.switches_touched},
+          {"route_ms", i.route_ms}};
+}
+
+json render_ar_summary(const ctl::FabricView& v, const routing::ArTables& ar) {
+  const Fabric& f = v.fabric;
+  json per = json::array();
+  size_t max_groups = 0;
+  for (uint32_t s = 0; s < ar.switches.size(); ++s) {
+    const routing::ArSwitchGroups& g = ar.switches[s];
+    max_groups = std::max(max_groups, g.groups.size());
+    per.push_back({{"switch", f.desc(f.switches()[s])},
+                   {"guid", guid_hex(f.node(f.switches()[s]).guid.value)},
+                   {"groups", g.groups.size()},
+                   {"adaptive_groups", g.adaptive_groups},
+                   {"trimmed", g.trimmed}});
+  }
+  json over = json::array();
+  for (uint32_t s : ar.over_limit) over.push_back(f.desc(f.switches()[s]));
+  return {{"max_groups_per_switch", ar.max_groups_per_switch},
+          {"max_groups", max_groups},
+          {"over_limit", over},
+          {"trimmed_destinations", ar.trimmed},
+          {"switches", per}};
+}
+
+json render_ar_switch(const ctl::FabricView& v, const routing::ArTables& ar, uint32_t sw, int lid) {
+  const Fabric& f = v.fabric;
+  const routing::ArSwitchGroups& g = ar.switches[sw];
+  json groups = json::array();
+  for (const auto& ports : g.groups) groups.push_back(ports);
+  json lft = json::object();
+  for (uint32_t l = 1; l < ar.num_lids; ++l) {
+    if (lid > 0 && static_cast<uint32_t>(lid) != l) continue;
+    const uint16_t grp = ar.group(sw, Lid{static_cast<uint16_t>(l)});
+    if (grp != routing::ArTables::kNoGroup) lft[std::to_string(l)] = grp;
+  }
+  return {{"switch", f.desc(f.switches()[sw])},
+          {"guid", guid_hex(f.node(f.switches()[sw]).guid.value)},
+          {"groups", groups},
+          {"adaptive_groups", g.adaptive_groups},
+          {"trimmed", g.trimmed},
+          {"lid_to_group", lft}};
+}
+
+std::string render_slurm(const ctl::FabricView& v) {
+  // Slurm's tree plugin wants each node under one leaf "switch". In a
+  // rail-optimized fabric a server hangs off one leaf per rail; servers whose
+  // CAs share the same set of leaves form one block, written as one switch
+  // named after its rail-0 leaf, and all blocks sit under one top switch.
+  const Fabric& f = v.fabric;
+  std::map<std::vector<uint32_t>, std::vector<std::string>> blocks;
+  std::vector<std::vector<uint32_t>> leaves_of(v.rails.hosts.size());
+  std::vector<std::pair<int32_t, uint32_t>> tmp;
+  std::vector<std::vector<std::pair<int32_t, uint32_t>>> rail_leaf(v.rails.hosts.size());
+  for (NodeId ca : f.cas()) {
+    const uint32_t h = v.rails.host[ca.value()];
+    const NodeId leaf = v.rails.leaf[ca.value()];
+    if (h == routing::kNoHost || h >= rail_leaf.size() || !leaf.valid()) continue;
+    rail_leaf[h].emplace_back(v.rails.rail[ca.value()], leaf.value());
+  }
+  std::map<std::vector<uint32_t>, std::string> names;
+  for (size_t h = 0; h < rail_leaf.size(); ++h) {
+    if (rail_leaf[h].empty()) continue;
+    std::sort(rail_leaf[h].begin(), rail_leaf[h].end());
+    std::vector<uint32_t> key;
+    for (auto [rail, leaf] : rail_leaf[h]) key.push_back(leaf);
+    if (!names.contains(key)) {
+      std::string n(f.desc(NodeId(key.front())));
+      for (char& c : n) {
+        if (c == ' ' || c == '=' || c == ',') c = '_';
+      }
+      names[key] = n;
+    }
+    blocks[key].push_back(v.rails.hosts[h]);
+  }
+  std::string out = "# Slurm topology.conf from railyard (fabric version " + std::to_string(v.version) + ", " +
+                    v.origin + ")\n# One block per set of rail leaves; rail-aligned traffic stays within a block's leaves.\n";
+  std::vector<std::string> block_names;
+  for (const auto& [key, hosts] : blocks) {
+    std::string line = "SwitchName=" + names[key] + " Nodes=";
+    for (size_t i = 0; i < hosts.size(); ++i) line += (i ? "," : "") + hosts[i];
+    out += line + "\n";
+    block_names.push_back(names[key]);
+  }
+  if (block_names.size() > 1) {
+    std::string line = "SwitchName=fabric Switches=";
+    for (size_t i = 0; i < block_names.size(); ++i) line += (i ? "," : "") + block_names[i];
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string render_metrics(const ctl::Controller& c, const ctl::FabricView* v,
+                           const std::vector<ctl::LinkStatus>& links, size_t drains) {
+  const ctl::Counters k = c.counters();
+  const LinkCounts lc = count_links(links);
+  std::string o;
+  auto metric = [&](const char* name, const char* type, const char* help) {
+    o += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+  };
+  auto line = [&](const std::string& name, double value) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " %.17g\n", value);
+    o += name + buf;
+  };
+  metric("railyard_links", "gauge", "Links by state.");
+  line("railyard_links{state=\"up\"}", double(lc.up));
+  line("railyard_links{state=\"down\"}", double(lc.down));
+  line("railyard_links{state=\"drained\"}", double(lc.drained));
+  metric("railyard_drains_active", "gauge", "Active drains.");
+  line("railyard_drains_active", double(drains));
+  metric("railyard_reroutes_total", "counter", "Reroute requests by outcome.");
+  line("railyard_reroutes_total{status=\"requested\"}", double(k.reroutes_requested));
+  line("railyard_reroutes_total{status=\"applied\"}", double(k.reroutes_applied));
+  line("railyard_reroutes_total{status=\"failed\"}", double(k.reroutes_failed));
+  line("railyard_reroutes_total{status=\"rate_limited\"}", double(k.reroutes_rate_limited));
+  metric("railyard_reroute_latency_ms", "summary", "Request to LFTs in place, last 1000 applied requests.");
+  std::vector<double> lat = k.reroute_latency_ms;
+  std::sort(lat.begin(), lat.end());
+  double sum = 0;
+  for (double x : lat) sum += x;
+  for (double q : {0.5, 0.9, 0.99}) {
+    const double val = lat.empty() ? 0 : lat[std::min(lat.size() - 1, static_cast<size_t>(q * double(lat.size())))];
+    char label[64];
+    std::snprintf(label, sizeof label, "railyard_reroute_latency_ms{quantile=\"%g\"}", q);
+    line(label, val);
+  }
+  line("railyard_reroute_latency_ms_sum", sum);
+  line("railyard_reroute_latency_ms_count", double(lat.size()));
+  metric("railyard_plugin_events_total", "counter", "Events received from the OpenSM plugin.");
+  line("railyard_plugin_events_total", double(k.plugin_events));
+  metric("railyard_plugin_events_dropped_total", "counter", "Events the plugin reported dropped (queue full, no controller).");
+  line("railyard_plugin_events_dropped_total", double(k.plugin_events_dropped));
+  metric("railyard_plugin_connected", "gauge", "1 when the OpenSM plugin is connected.");
+  line("railyard_plugin_connected", c.plugin_connected() ? 1 : 0);
+  metric("railyard_lft_block_changes_total", "counter", "LFT blocks OpenSM pushed (plugin lft_change events).");
+  line("railyard_lft_block_changes_total", double(k.lft_changes));
+  if (v) {
+    metric("railyard_fabric_version", "gauge", "Version of the routed fabric view.");
+    line("railyard_fabric_version", double(v->version));
+    metric("railyard_unreachable_pairs", "gauge", "CA pairs without a route.");
+    line("railyard_unreachable_pairs", double(v->routing.report.unreachable_pairs));
+    metric("railyard_route_ms", "gauge", "Time of the last full route computation.");
+    line("railyard_route_ms", v->route_ms);
+  }
+  return o;
+}
+
+}  // namespace railyard::api

@@ -1,0 +1,36 @@
+// Rendering of the controller's state for /api/v1: JSON documents (and the
+// Slurm and Prometheus text formats). Pure functions of their inputs.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "controller/controller.h"
+#include "routing/ar_groups.h"
+
+namespace railyard::api {
+
+nlohmann::json render_fabric_summary(const controller::FabricView& view, const std::vector<controller::LinkStatus>& links,
+                                     size_t drains);
+nlohmann::json render_switches(const controller::FabricView& view, const std::vector<controller::DrainRecord>& drains);
+nlohmann::json render_hosts(const controller::FabricView& view, const std::vector<controller::LinkStatus>& links);
+nlohmann::json render_links(const controller::FabricView* view, const std::vector<controller::LinkStatus>& links,
+                            const std::string& state);
+nlohmann::json render_drain(const controller::DrainRecord& drain);
+nlohmann::json render_reroute(const controller::RerouteRecord& reroute);
+nlohmann::json render_event(const controller::EventRecord& event);
+nlohmann::json render_impact(const controller::DrainImpact& impact);
+nlohmann::json render_ar_summary(const controller::FabricView& view, const routing::ArTables& ar);
+nlohmann::json render_ar_switch(const controller::FabricView& view, const routing::ArTables& ar, uint32_t sw, int lid);
+std::string render_slurm(const controller::FabricView& view);
+std::string render_metrics(const controller::Controller& c, const controller::FabricView* view,
+                           const std::vector<controller::LinkStatus>& links, size_t drains);
+
+// A node of the view named by GUID, record name, description or LID (decimal
+// or 0x hex); an invalid NodeId when none.
+NodeId find_node_or_lid(const routing::Fabric& fabric, const std::string& ref, Lid* lid);
+
+std::string guid_hex(uint64_t guid);
+
+}  // namespace railyard::api

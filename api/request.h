@@ -1,0 +1,41 @@
+// Request parsing and response building shared by the API's handlers:
+// strict JSON bodies (unknown fields refused), typed fields, query flags, and
+// BadRequest, which handle() turns into a 4xx/5xx response with its message.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "api/endpoints.h"
+#include "api/http_types.h"
+#include "controller/controller.h"
+
+namespace railyard::api {
+
+struct BadRequest {
+  int status;
+  std::string message;
+};
+
+HttpResponse json_response(int status, const nlohmann::json& body);
+HttpResponse text_response(const std::string& text);
+HttpResponse error_response(int status, const std::string& message);
+
+// The body as a JSON object with only `allowed` keys.
+nlohmann::json parse_object(const std::string& body, std::initializer_list<std::string_view> allowed,
+                            bool empty_ok = false);
+std::string get_string(const nlohmann::json& j, const char* key, bool required, size_t max_len = 1024);
+uint32_t get_port(const nlohmann::json& j, bool required);
+bool query_flag(const HttpRequest& r, const char* name);
+int64_t query_int(const HttpRequest& r, const char* name, int64_t fallback, int64_t lo, int64_t hi);
+void check_query(const HttpRequest& r, const Endpoint& e);
+
+std::shared_ptr<const controller::FabricView> need_view(controller::Controller& c);
+// A controller outcome: errors as {"error": {...body}}, success as body + message.
+HttpResponse outcome_response(const controller::Outcome& o, nlohmann::json body);
+
+}  // namespace railyard::api

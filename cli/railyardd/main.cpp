@@ -1,0 +1,169 @@
+// railyardd: railyard's controller service. See controller/config.h for the
+// configuration file, docs/controller.md for the API and operations.
+//
+//   railyardd --config FILE [--port N] [--port-file F] [--threads N]
+//   railyardd config check FILE
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <utility>  // before Asio: Boost 1.74's awaitable.hpp uses std::exchange unincluded
+#include <boost/asio.hpp>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "api/api.h"
+#include "api/http_server.h"
+#include "controller/config.h"
+#include "controller/controller.h"
+#include "controller/plugin_link.h"
+#include "controller/store.h"
+
+namespace {
+
+using namespace railyard;
+
+int check_config(const std::string& path) {
+  Result<controller::ControllerConfig> cfg = controller::load_controller_config(path);
+  if (!cfg) {
+    std::cerr << "railyardd: " << cfg.error().message << "\n";
+    return 2;
+  }
+  std::cout << path << ": ok (listen " << cfg->listen_address << ":" << cfg->listen_port << ", "
+            << cfg->tokens.size() << " tokens, database " << cfg->database << ", fabric "
+            << (cfg->fabric_source == controller::FabricSource::kLive ? "live via " + cfg->plugin_socket
+                                                                      : "offline from " + cfg->topology_file)
+            << ")\n";
+  return 0;
+}
+
+int serve(const std::string& path, int port_override, const std::string& port_file, unsigned threads) {
+  Result<controller::ControllerConfig> cfg = controller::load_controller_config(path);
+  if (!cfg) {
+    spdlog::error("{}", cfg.error().message);
+    return 2;
+  }
+  spdlog::set_level(spdlog::level::from_str(cfg->log_level));
+  if (port_override >= 0) cfg->listen_port = static_cast<uint16_t>(port_override);
+  if (cfg->tokens.empty()) spdlog::warn("no tokens configured: only health, metrics and openapi.json answer");
+
+  Result<std::unique_ptr<controller::Store>> store = controller::Store::open(cfg->database);
+  if (!store) {
+    spdlog::error("{}", store.error().message);
+    return 1;
+  }
+  const bool live = cfg->fabric_source == controller::FabricSource::kLive;
+  const std::string socket_path = cfg->plugin_socket;
+  const std::string address = cfg->listen_address;
+  const uint16_t port = cfg->listen_port;
+  const uint64_t max_body = cfg->max_body_bytes;
+  controller::Controller ctl(std::move(*cfg), std::move(*store));
+  if (Status s = ctl.start(); !s) {
+    spdlog::error("{}", s.error().message);
+    return 1;
+  }
+  if (auto v = ctl.view()) {
+    spdlog::info("fabric: {} switches, {} CAs, routed in {:.0f} ms ({})", v->fabric.switches().size(),
+                 v->fabric.cas().size(), v->route_ms, v->origin);
+  }
+
+  boost::asio::io_context io;
+  std::unique_ptr<controller::PluginLink> link;
+  if (live) {
+    link = std::make_unique<controller::PluginLink>(
+        io, socket_path, [&ctl](const std::string& line) { ctl.on_plugin_line(line); },
+        [&ctl](bool connected) {
+          spdlog::info("plugin {}", connected ? "connected" : "disconnected");
+          ctl.on_plugin_connection(connected);
+        });
+    if (Status s = link->start(); !s) {
+      spdlog::error("{}", s.error().message);
+      return 1;
+    }
+    ctl.set_plugin_sender([&link](const std::string& line) { return link->send(line); });
+    spdlog::info("waiting for the OpenSM plugin on {}", socket_path);
+  }
+
+  api::Api api(ctl);
+  api::HttpServer server(io, api, max_body);
+  Result<uint16_t> bound = server.listen(address, port);
+  if (!bound) {
+    spdlog::error("{}", bound.error().message);
+    return 1;
+  }
+  spdlog::info("listening on http://{}:{}/api/v1", address, *bound);
+  if (!port_file.empty()) {
+    std::ofstream(port_file + ".tmp") << *bound << "\n";
+    std::rename((port_file + ".tmp").c_str(), port_file.c_str());
+  }
+
+  boost::asio::steady_timer timer(io);
+  std::function<void()> tick = [&] {
+    timer.expires_after(std::chrono::seconds(1));
+    timer.async_wait([&](boost::system::error_code ec) {
+      if (ec) return;
+      try {
+        ctl.tick(controller::unix_now());
+      } catch (const std::exception& e) {
+        spdlog::error("tick: {}", e.what());
+      }
+      tick();
+    });
+  };
+  tick();
+
+  boost::asio::signal_set signals(io, SIGTERM, SIGINT);
+  signals.async_wait([&](boost::system::error_code ec, int sig) {
+    if (ec) return;
+    spdlog::info("signal {}: shutting down", sig);
+    server.stop();
+    if (link) link->stop();
+    timer.cancel();
+    io.stop();
+  });
+
+  std::vector<std::thread> pool;
+  for (unsigned i = 1; i < threads; ++i) pool.emplace_back([&io] { io.run(); });
+  io.run();
+  for (std::thread& t : pool) t.join();
+  spdlog::info("stopped");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"railyardd: railyard's controller. Serves /api/v1 (REST, JSON) for schedulers and operators,\n"
+               "keeps drains, events and the audit log in SQLite, and pushes reroutes to OpenSM through\n"
+               "the railyard plugin's socket (live) or re-routes a topology file (offline)."};
+  app.set_version_flag("--version", "railyardd 0.1.0");
+  std::string config_path, port_file;
+  int port = -1;
+  unsigned threads = 2;
+  app.add_option("-c,--config", config_path, "YAML configuration (see config/railyardd.yaml)")->check(CLI::ExistingFile);
+  app.add_option("--port", port, "listen on this port instead of the configured one (0 = any free port)")
+      ->check(CLI::Range(0, 65535));
+  app.add_option("--port-file", port_file, "write the bound port here once listening (for scripts)");
+  app.add_option("--threads", threads, "I/O threads")->check(CLI::Range(1, 64));
+  auto* config_cmd = app.add_subcommand("config", "configuration tools");
+  auto* check = config_cmd->add_subcommand("check", "validate a configuration file and exit (0 = valid, 2 = not)");
+  std::string check_path;
+  check->add_option("file", check_path, "the file")->required();
+  config_cmd->require_subcommand(1);
+  CLI11_PARSE(app, argc, argv);
+
+  spdlog::set_default_logger(spdlog::stderr_color_mt("railyardd"));
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  if (check->parsed()) return check_config(check_path);
+  if (config_path.empty()) {
+    std::cerr << "railyardd: --config FILE is required (or: railyardd config check FILE)\n" << app.help();
+    return 2;
+  }
+  try {
+    return serve(config_path, port, port_file, threads);
+  } catch (const std::exception& e) {
+    spdlog::critical("fatal: {}", e.what());
+    return 1;
+  }
+}

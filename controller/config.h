@@ -1,0 +1,70 @@
+// ControllerConfig: railyardd's settings, from one YAML file validated at load
+// (`railyardd config check FILE` runs exactly this).
+//
+//   listen: {address: 127.0.0.1, port: 8640}   # loopback unless said otherwise
+//   tokens:                                      # bearer tokens and their roles
+//     - {name: scheduler, role: operator, token_file: operator.token}
+//     - {name: dashboards, role: viewer, token: "..."}
+//   database: /var/lib/railyard/railyard.db      # SQLite (WAL)
+//   fabric:
+//     source: live | offline
+//     topology_file: fabric.topo    # offline: the fabric (ibnetdiscover format)
+//     plugin_socket: /run/railyard/plugin.sock   # live: where the plugin connects
+//   policy:
+//     base_file: /etc/railyard/policy.yaml  # rails, roots, static drains (optional)
+//     output_file: /run/railyard/policy.yaml # base + the controller's drains; the
+//                                            # file the plugin's policy_file names
+//   limits:
+//     max_body_bytes: 65536
+//     reroutes_per_minute: 6
+//     reroute_timeout_s: 60
+//   log_level: info                 # trace | debug | info | warn | error
+//
+// Relative paths are taken from the config file's folder. Unknown keys, wrong
+// types, out-of-range values and tokens that are empty or repeated are errors
+// naming the file and line.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "routing/result.h"
+
+namespace railyard::controller {
+
+enum class Role : uint8_t { kNone, kViewer, kOperator };
+std::string_view to_string(Role role);
+
+struct TokenEntry {
+  std::string name;   // who: written to the audit log
+  Role role = Role::kViewer;
+  std::string token;  // the secret itself (read from token_file when given)
+};
+
+enum class FabricSource : uint8_t { kOffline, kLive };
+
+struct ControllerConfig {
+  std::string source;  // the config file
+  std::string listen_address = "127.0.0.1";
+  uint16_t listen_port = 8640;
+  std::vector<TokenEntry> tokens;
+  std::string database = "railyard.db";
+  FabricSource fabric_source = FabricSource::kOffline;
+  std::string topology_file;
+  std::string plugin_socket;
+  std::string policy_base_file;
+  std::string policy_output_file;
+  uint64_t max_body_bytes = 64 * 1024;
+  uint32_t reroutes_per_minute = 6;
+  uint32_t reroute_timeout_s = 60;
+  std::string log_level = "info";
+};
+
+// Pure: parses `text`; `source_name` labels errors and anchors relative paths.
+// Token files are read (they are part of the config being valid).
+Result<ControllerConfig> parse_controller_config(std::string_view text, std::string_view source_name);
+Result<ControllerConfig> load_controller_config(const std::string& path);
+
+}  // namespace railyard::controller

@@ -1,0 +1,320 @@
+#include "controller/store.h"
+
+#include <memory>
+
+namespace railyard::controller {
+
+std::string_view to_string(DrainKind kind) {
+  switch (kind) {
+    case DrainKind::kLink: return "link";
+    case DrainKind::kPort: return "port";
+    case DrainKind::kSwitch: return "switch";
+  }
+  return "link";
+}
+
+std::optional<DrainKind> parse_drain_kind(std::string_view text) {
+  if (text == "link") return DrainKind::kLink;
+  if (text == "port") return DrainKind::kPort;
+  if (text == "switch") return DrainKind::kSwitch;
+  return std::nullopt;
+}
+
+namespace {
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS drains (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  kind TEXT NOT NULL, target TEXT NOT NULL, target_name TEXT NOT NULL,
+  reason TEXT NOT NULL, created_by TEXT NOT NULL, created_at REAL NOT NULL,
+  expires_at REAL, removed_at REAL, removed_by TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS events (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  time REAL NOT NULL, source TEXT NOT NULL, type TEXT NOT NULL,
+  external_id TEXT, body TEXT NOT NULL);
+CREATE UNIQUE INDEX IF NOT EXISTS events_external ON events(source, external_id) WHERE external_id IS NOT NULL;
+CREATE TABLE IF NOT EXISTS link_health (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  link TEXT NOT NULL, state TEXT NOT NULL, time REAL NOT NULL, source TEXT NOT NULL, reason TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS link_health_link ON link_health(link, id);
+CREATE TABLE IF NOT EXISTS audit (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  time REAL NOT NULL, actor TEXT NOT NULL, role TEXT NOT NULL, action TEXT NOT NULL,
+  request TEXT NOT NULL, status INTEGER NOT NULL, result TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS reroutes (
+  id TEXT PRIMARY KEY, requested_at REAL NOT NULL, requested_by TEXT NOT NULL, reason TEXT NOT NULL,
+  status TEXT NOT NULL, finished_at REAL, latency_ms REAL, detail TEXT NOT NULL);
+)sql";
+
+// One prepared statement, finalized on scope exit; bind/column helpers throw
+// StoreError with SQLite's message.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) : db_(db) {
+    if (sqlite3_prepare_v2(db, sql, -1, &s_, nullptr) != SQLITE_OK) throw StoreError(sqlite3_errmsg(db));
+  }
+  ~Stmt() { sqlite3_finalize(s_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  Stmt& bind(int i, const std::string& v) {
+    check(sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
+    return *this;
+  }
+  Stmt& bind(int i, int64_t v) {
+    check(sqlite3_bind_int64(s_, i, v));
+    return *this;
+  }
+  Stmt& bind(int i, double v) {
+    check(sqlite3_bind_double(s_, i, v));
+    return *this;
+  }
+  Stmt& bind(int i, const std::optional<double>& v) {
+    check(v ? sqlite3_bind_double(s_, i, *v) : sqlite3_bind_null(s_, i));
+    return *this;
+  }
+  Stmt& bind_text_or_null(int i, const std::string& v) {
+    if (v.empty()) {
+      check(sqlite3_bind_null(s_, i));
+      return *this;
+    }
+    return bind(i, v);
+  }
+  // True while there is a row.
+  bool step() {
+    const int rc = sqlite3_step(s_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    throw StoreError(sqlite3_errmsg(db_));
+  }
+  std::string text(int c) const {
+    const auto* p = sqlite3_column_text(s_, c);
+    return p ? std::string(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(s_, c)))
+             : std::string();
+  }
+  int64_t integer(int c) const { return sqlite3_column_int64(s_, c); }
+  double real(int c) const { return sqlite3_column_double(s_, c); }
+  std::optional<double> opt_real(int c) const {
+    if (sqlite3_column_type(s_, c) == SQLITE_NULL) return std::nullopt;
+    return sqlite3_column_double(s_, c);
+  }
+
+ private:
+  void check(int rc) {
+    if (rc != SQLITE_OK) throw StoreError(sqlite3_errmsg(db_));
+  }
+  sqlite3* db_;
+  sqlite3_stmt* s_ = nullptr;
+};
+
+void exec(sqlite3* db, const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string message = err ? err : "unknown error";
+    sqlite3_free(err);
+    throw StoreError(message);
+  }
+}
+
+DrainRecord read_drain(const Stmt& s) {
+  DrainRecord d;
+  d.id = s.integer(0);
+  d.kind = parse_drain_kind(s.text(1)).value_or(DrainKind::kLink);
+  d.target = s.text(2);
+  d.target_name = s.text(3);
+  d.reason = s.text(4);
+  d.created_by = s.text(5);
+  d.created_at = s.real(6);
+  d.expires_at = s.opt_real(7);
+  d.removed_at = s.opt_real(8);
+  d.removed_by = s.text(9);
+  return d;
+}
+
+constexpr const char* kDrainColumns =
+    "SELECT id, kind, target, target_name, reason, created_by, created_at, expires_at, removed_at, removed_by "
+    "FROM drains ";
+
+RerouteRecord read_reroute(const Stmt& s) {
+  RerouteRecord r;
+  r.id = s.text(0);
+  r.requested_at = s.real(1);
+  r.requested_by = s.text(2);
+  r.reason = s.text(3);
+  r.status = s.text(4);
+  r.finished_at = s.opt_real(5);
+  r.latency_ms = s.opt_real(6);
+  r.detail = s.text(7);
+  return r;
+}
+
+constexpr const char* kRerouteColumns =
+    "SELECT id, requested_at, requested_by, reason, status, finished_at, latency_ms, detail FROM reroutes ";
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                                 nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return Error{path + ": cannot open the database: " + message};
+  }
+  std::unique_ptr<Store> store(new Store(db));
+  try {
+    sqlite3_busy_timeout(db, 5000);
+    exec(db, "PRAGMA journal_mode=WAL;");
+    exec(db, "PRAGMA synchronous=FULL;");
+    exec(db, "PRAGMA foreign_keys=ON;");
+    exec(db, kSchema);
+  } catch (const StoreError& e) {
+    return Error{path + ": cannot prepare the database: " + e.what()};
+  }
+  return store;
+}
+
+Store::~Store() { sqlite3_close(db_); }
+
+DrainRecord Store::add_drain(DrainRecord d) {
+  std::lock_guard lock(mu_);
+  Stmt s(db_,
+         "INSERT INTO drains (kind, target, target_name, reason, created_by, created_at, expires_at) "
+         "VALUES (?, ?, ?, ?, ?, ?, ?)");
+  s.bind(1, std::string(to_string(d.kind))).bind(2, d.target).bind(3, d.target_name).bind(4, d.reason);
+  s.bind(5, d.created_by).bind(6, d.created_at).bind(7, d.expires_at);
+  s.step();
+  d.id = sqlite3_last_insert_rowid(db_);
+  return d;
+}
+
+bool Store::remove_drain(int64_t id, const std::string& by, double now) {
+  std::lock_guard lock(mu_);
+  Stmt s(db_, "UPDATE drains SET removed_at = ?, removed_by = ? WHERE id = ? AND removed_at IS NULL");
+  s.bind(1, now).bind(2, by).bind(3, id);
+  s.step();
+  return sqlite3_changes(db_) > 0;
+}
+
+std::vector<DrainRecord> Store::active_drains() const {
+  std::lock_guard lock(mu_);
+  Stmt s(db_, (std::string(kDrainColumns) + "WHERE removed_at IS NULL ORDER BY id").c_str());
+  std::vector<DrainRecord> out;
+  while (s.step()) out.push_back(read_drain(s));
+  return out;
+}
+
+std::optional<DrainRecord> Store::drain(int64_t id) const {
+  std::lock_guard lock(mu_);
+  Stmt s(db_, (std::string(kDrainColumns) + "WHERE id = ?").c_str());
+  s.bind(1, id);
+  if (!s.step()) return std::nullopt;
+  return read_drain(s);
+}
+
+Store::Added Store::add_event(EventRecord e) {
+  std::lock_guard lock(mu_);
+  if (!e.external_id.empty()) {
+    Stmt find(db_, "SELECT id, time, body, type FROM events WHERE source = ? AND external_id = ?");
+    find.bind(1, e.source).bind(2, e.external_id);
+    if (find.step()) {
+      e.id = find.integer(0);
+      e.time = find.real(1);
+      e.body = find.text(2);
+      e.type = find.text(3);
+      return {std::move(e), false};
+    }
+  }
+  Stmt s(db_, "INSERT INTO events (time, source, type, external_id, body) VALUES (?, ?, ?, ?, ?)");
+  s.bind(1, e.time).bind(2, e.source).bind(3, e.type).bind_text_or_null(4, e.external_id).bind(5, e.body);
+  s.step();
+  e.id = sqlite3_last_insert_rowid(db_);
+  return {std::move(e), true};
+}
+
+std::vector<EventRecord> Store::events_since(int64_t after_id, uint32_t limit) const {
+  std::lock_guard lock(mu_);
+  Stmt s(db_,
+         "SELECT id, time, source, type, COALESCE(external_id, ''), body FROM events WHERE id > ? ORDER BY id LIMIT ?");
+  s.bind(1, after_id).bind(2, static_cast<int64_t>(limit));
+  std::vector<EventRecord> out;
+  while (s.step()) {
+    out.push_back(EventRecord{s.integer(0), s.real(1), s.text(2), s.text(3), s.text(4), s.text(5)});
+  }
+  return out;
+}
+
+int64_t Store::last_event_id() const {
+  std::lock_guard lock(mu_);
+  Stmt s(db_, "SELECT COALESCE(MAX(id), 0) FROM events");
+  s.step();
+  return s.integer(0);
+}
+
+void Store::add_link_state(const LinkStateRecord& r) {
+  std::lock_guard lock(mu_);
+  Stmt s(db_, "INSERT INTO link_health (link, state, time, source, reason) VALUES (?, ?, ?, ?, ?)");
+  s.bind(1, r.link).bind(2, r.state).bind(3, r.time).bind(4, r.source).bind(5, r.reason);
+  s.step();
+}
+
+std::vector<LinkStateRecord> Store::current_link_states() const {
+  std::lock_guard lock(mu_);
+  Stmt s(db_,
+         "SELECT h.link, h.state, h.time, h.source, h.reason FROM link_health h "
+         "JOIN (SELECT link, MAX(id) AS id FROM link_health GROUP BY link) last ON h.id = last.id ORDER BY h.link");
+  std::vector<LinkStateRecord> out;
+  while (s.step()) out.push_back(LinkStateRecord{s.text(0), s.text(1), s.real(2), s.text(3), s.text(4)});
+  return out;
+}
+
+void Store::add_audit(const AuditRecord& r) {
+  std::lock_guard lock(mu_);
+  Stmt s(db_, "INSERT INTO audit (time, actor, role, action, request, status, result) VALUES (?, ?, ?, ?, ?, ?, ?)");
+  s.bind(1, r.time).bind(2, r.actor).bind(3, r.role).bind(4, r.action).bind(5, r.request);
+  s.bind(6, static_cast<int64_t>(r.status)).bind(7, r.result);
+  s.step();
+}
+
+std::vector<AuditRecord> Store::audit_since(int64_t after_id, uint32_t limit) const {
+  std::lock_guard lock(mu_);
+  Stmt s(db_,
+         "SELECT id, time, actor, role, action, request, status, result FROM audit WHERE id > ? ORDER BY id LIMIT ?");
+  s.bind(1, after_id).bind(2, static_cast<int64_t>(limit));
+  std::vector<AuditRecord> out;
+  while (s.step()) {
+    out.push_back(AuditRecord{s.integer(0), s.real(1), s.text(2), s.text(3), s.text(4), s.text(5),
+                              static_cast<int>(s.integer(6)), s.text(7)});
+  }
+  return out;
+}
+
+void Store::put_reroute(const RerouteRecord& r) {
+  std::lock_guard lock(mu_);
+  Stmt s(db_,
+         "INSERT OR REPLACE INTO reroutes (id, requested_at, requested_by, reason, status, finished_at, latency_ms, "
+         "detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+  s.bind(1, r.id).bind(2, r.requested_at).bind(3, r.requested_by).bind(4, r.reason).bind(5, r.status);
+  s.bind(6, r.finished_at).bind(7, r.latency_ms).bind(8, r.detail);
+  s.step();
+}
+
+std::vector<RerouteRecord> Store::reroutes(uint32_t limit) const {
+  std::lock_guard lock(mu_);
+  Stmt s(db_, (std::string(kRerouteColumns) + "ORDER BY requested_at DESC, id DESC LIMIT ?").c_str());
+  s.bind(1, static_cast<int64_t>(limit));
+  std::vector<RerouteRecord> out;
+  while (s.step()) out.push_back(read_reroute(s));
+  return out;
+}
+
+std::optional<RerouteRecord> Store::reroute(const std::string& id) const {
+  std::lock_guard lock(mu_);
+  Stmt s(db_, (std::string(kRerouteColumns) + "WHERE id = ?").c_str());
+  s.bind(1, id);
+  if (!s.step()) return std::nullopt;
+  return read_reroute(s);
+}
+
+}  // namespace railyard::controller

@@ -1,0 +1,129 @@
+// Store: railyardd's durable state in one SQLite database (WAL journal,
+// synchronous=FULL: a call that returned has reached the disk, so a kill -9
+// right after an acknowledged request loses nothing).
+//
+// Tables: drains, events, link_health (state history), audit (every mutation:
+// who, what, when, result) and reroutes (requests and their outcome). All
+// methods are thread-safe (one connection behind a mutex; requests are short).
+// Errors of SQLite itself (disk full, corrupt file) are thrown as StoreError:
+// the caller answers 500/503, nothing is half-written (each call is one
+// transaction).
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "routing/result.h"
+
+namespace railyard::controller {
+
+struct StoreError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+enum class DrainKind : uint8_t { kLink, kPort, kSwitch };
+std::string_view to_string(DrainKind kind);
+std::optional<DrainKind> parse_drain_kind(std::string_view text);
+
+struct DrainRecord {
+  int64_t id = 0;
+  DrainKind kind = DrainKind::kLink;
+  std::string target;      // canonical: "0x<node guid>[port]" or "0x<switch guid>"
+  std::string target_name; // for people: "leaf g000 r0[33]"
+  std::string reason;
+  std::string created_by;
+  double created_at = 0;
+  std::optional<double> expires_at;
+  std::optional<double> removed_at;
+  std::string removed_by;
+};
+
+struct EventRecord {
+  int64_t id = 0;
+  double time = 0;
+  std::string source;       // plugin | rest | controller
+  std::string type;
+  std::string external_id;  // the reporter's id (idempotency), may be empty
+  std::string body;         // JSON object text
+};
+
+struct AuditRecord {
+  int64_t id = 0;
+  double time = 0;
+  std::string actor;
+  std::string role;
+  std::string action;  // "POST /api/v1/drains"
+  std::string request; // body (truncated)
+  int status = 0;
+  std::string result;  // short outcome
+};
+
+struct RerouteRecord {
+  std::string id;
+  double requested_at = 0;
+  std::string requested_by;
+  std::string reason;
+  std::string status;  // pending | applied | failed
+  std::optional<double> finished_at;
+  std::optional<double> latency_ms;
+  std::string detail;
+};
+
+struct LinkStateRecord {
+  std::string link;  // canonical "0x<guid>[port]" of one end
+  std::string state; // up | down
+  double time = 0;
+  std::string source;
+  std::string reason;
+};
+
+class Store {
+ public:
+  // Opens (creating) the database and its schema.
+  static Result<std::unique_ptr<Store>> open(const std::string& path);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // Drains.
+  DrainRecord add_drain(DrainRecord drain);  // returns it with id
+  // Marks removed; false when there is no active drain with this id.
+  bool remove_drain(int64_t id, const std::string& by, double now);
+  std::vector<DrainRecord> active_drains() const;
+  std::optional<DrainRecord> drain(int64_t id) const;
+
+  // Events. With a non-empty external_id the insert is idempotent: the
+  // existing record is returned and `inserted` is false.
+  struct Added {
+    EventRecord event;
+    bool inserted = true;
+  };
+  Added add_event(EventRecord event);
+  std::vector<EventRecord> events_since(int64_t after_id, uint32_t limit) const;
+  int64_t last_event_id() const;
+
+  // Link health history; current_link_states() has the last state per link.
+  void add_link_state(const LinkStateRecord& rec);
+  std::vector<LinkStateRecord> current_link_states() const;
+
+  void add_audit(const AuditRecord& rec);
+  std::vector<AuditRecord> audit_since(int64_t after_id, uint32_t limit) const;
+
+  void put_reroute(const RerouteRecord& rec);  // insert or replace
+  std::vector<RerouteRecord> reroutes(uint32_t limit) const;
+  std::optional<RerouteRecord> reroute(const std::string& id) const;
+
+ private:
+  explicit Store(sqlite3* db) : db_(db) {}
+  sqlite3* db_;
+  mutable std::mutex mu_;
+};
+
+}  // namespace railyard::controller
