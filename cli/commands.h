@@ -13,5 +13,6 @@ void add_route_commands(CLI::App& app);   // route, lids          (route_cmd.cpp
 void add_verify_commands(CLI::App& app);  // verify, compare      (verify_cmd.cpp)
 void add_lfts_commands(CLI::App& app);    // lfts diff            (lfts_cmd.cpp)
 void add_ar_commands(CLI::App& app);      // ar                   (ar_cmd.cpp)
+void add_sharp_commands(CLI::App& app);   // sharp                (sharp_cmd.cpp)
 
 }  // namespace railyard::cli

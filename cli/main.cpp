@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   railyard::cli::add_verify_commands(app);
   railyard::cli::add_lfts_commands(app);
   railyard::cli::add_ar_commands(app);
+  railyard::cli::add_sharp_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
