@@ -1,0 +1,419 @@
+// /api/v1 over real HTTP on loopback: railyardd's server, API and controller
+// in-process on a free port, an offline fabric from a generated topology
+// file, and a real SQLite file. Each test talks HTTP/1.1 to it.
+#include <gtest/gtest.h>
+
+#include <utility>  // before Asio (Boost 1.74 + C++20)
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "api/api.h"
+#include "api/endpoints.h"
+#include "api/http_server.h"
+#include "controller/controller.h"
+#include "routing/generator.h"
+#include "routing/topology_writer.h"
+
+namespace railyard::api {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using nlohmann::json;
+
+constexpr const char* kOperator = "operator-token-0123456789";
+constexpr const char* kViewer = "viewer-token-0123456789";
+
+struct Reply {
+  int status = 0;
+  std::string body;
+  std::string content_type;
+  std::string retry_after;
+  json doc() const { return json::parse(body, nullptr, false); }
+};
+
+// One railyardd (controller + API + HTTP server) on 127.0.0.1:<free port>.
+class Daemon {
+ public:
+  Daemon(const std::filesystem::path& dir, uint32_t reroutes_per_minute = 60) {
+    controller::ControllerConfig cfg;
+    cfg.tokens = {{"ops", controller::Role::kOperator, kOperator}, {"dash", controller::Role::kViewer, kViewer}};
+    cfg.database = (dir / "state.db").string();
+    cfg.fabric_source = controller::FabricSource::kOffline;
+    cfg.topology_file = (dir / "roft.topo").string();
+    cfg.policy_output_file = (dir / "policy.yaml").string();
+    cfg.max_body_bytes = 2048;
+    cfg.reroutes_per_minute = reroutes_per_minute;
+    auto store = controller::Store::open(cfg.database);
+    EXPECT_TRUE(store.ok());
+    ctl_ = std::make_unique<controller::Controller>(cfg, std::move(store).value());
+    Status s = ctl_->start();
+    EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
+    api_ = std::make_unique<Api>(*ctl_);
+    server_ = std::make_unique<HttpServer>(io_, *api_, cfg.max_body_bytes);
+    auto port = server_->listen("127.0.0.1", 0);
+    EXPECT_TRUE(port.ok());
+    port_ = *port;
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  ~Daemon() {
+    asio::post(io_, [this] { server_->stop(); io_.stop(); });
+    thread_.join();
+  }
+
+  Reply call(http::verb verb, const std::string& target, const std::string& token = kViewer,
+             const std::string& body = "") {
+    asio::io_context io;
+    beast::tcp_stream stream(io);
+    stream.connect(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), port_));
+    http::request<http::string_body> req(verb, target, 11);
+    req.set(http::field::host, "127.0.0.1");
+    if (!token.empty()) req.set(http::field::authorization, "Bearer " + token);
+    if (!body.empty()) {
+      req.set(http::field::content_type, "application/json");
+      req.body() = body;
+    }
+    req.prepare_payload();
+    http::write(stream, req);
+    beast::flat_buffer buf;
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(64u << 20);
+    http::read(stream, buf, parser);
+    auto res = parser.release();
+    Reply r{static_cast<int>(res.result_int()), res.body(), std::string(res[http::field::content_type]),
+            std::string(res["Retry-After"])};
+    beast::error_code ec;
+    stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+    return r;
+  }
+  Reply get(const std::string& target, const std::string& token = kViewer) { return call(http::verb::get, target, token); }
+  Reply post(const std::string& target, const std::string& body, const std::string& token = kOperator) {
+    return call(http::verb::post, target, token, body);
+  }
+  Reply del(const std::string& target, const std::string& token = kOperator) {
+    return call(http::verb::delete_, target, token);
+  }
+  controller::Controller& controller() { return *ctl_; }
+  uint16_t port() const { return port_; }
+
+ private:
+  asio::io_context io_;
+  std::unique_ptr<controller::Controller> ctl_;
+  std::unique_ptr<Api> api_;
+  std::unique_ptr<HttpServer> server_;
+  uint16_t port_ = 0;
+  std::thread thread_;
+};
+
+class ApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("ry-api-" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    routing::GeneratorSpec spec;
+    spec.servers = 16;
+    spec.rails = 4;
+    spec.radix = 16;
+    auto g = routing::generate_fabric(spec);
+    ASSERT_TRUE(g.ok());
+    std::ofstream(dir_ / "roft.topo") << routing::write_topology(g->fabric);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+};
+
+// A 2-level ROFT of 16 servers x 4 rails at radix 16: 8 leaves ("leaf g000
+// r0" .. "leaf g001 r3"), 8 spines; CA "node001 mlx5_0" on port 1 of "leaf
+// g000 r0", whose ports 9..16 go up.
+const std::string kSpineLink = R"({"target": "link", "node": "leaf g000 r0", "port": 9, "reason": "flapping"})";
+
+TEST_F(ApiTest, ReadEndpointsDescribeTheFabric) {
+  Daemon d(dir_);
+  Reply health = d.get("/api/v1/health", "");
+  EXPECT_EQ(health.status, 200) << health.body;
+  EXPECT_EQ(health.doc()["status"], "ok");
+
+  json fabric = d.get("/api/v1/fabric").doc();
+  EXPECT_EQ(fabric["cas"], 64);
+  EXPECT_EQ(fabric["hosts"], 16);
+  EXPECT_EQ(fabric["rails"], 4);
+  EXPECT_EQ(fabric["switches"], 16);
+  EXPECT_EQ(fabric["routing"]["unreachable_pairs"], 0);
+
+  json hosts = d.get("/api/v1/hosts").doc();
+  ASSERT_EQ(hosts["hosts"].size(), 16u);
+  for (const json& h : hosts["hosts"]) {
+    ASSERT_EQ(h["cas"].size(), 4u) << h.dump();
+    for (int r = 0; r < 4; ++r) {
+      EXPECT_EQ(h["cas"][r]["rail"], r);
+      // Rail r's CA hangs off a leaf of rail r.
+      EXPECT_NE(h["cas"][r]["leaf"].get<std::string>().find(" r" + std::to_string(r)), std::string::npos);
+      EXPECT_EQ(h["cas"][r]["health"], "healthy");
+    }
+  }
+  json switches = d.get("/api/v1/switches").doc();
+  EXPECT_EQ(switches["switches"].size(), 16u);
+  EXPECT_EQ(d.get("/api/v1/links").doc()["count"], 64 + 64);
+
+  json route = d.get("/api/v1/routes/node001%20mlx5_0/node016%20mlx5_0").doc();
+  EXPECT_EQ(route["delivered"], true) << route.dump();
+  ASSERT_EQ(route["hops"].size(), 5u);  // CA, leaf, spine, leaf, CA
+  EXPECT_EQ(route["hops"][0]["node"], "node001 mlx5_0");
+  EXPECT_EQ(route["hops"][1]["node"], "leaf g000 r0");
+  EXPECT_EQ(route["hops"][4]["node"], "node016 mlx5_0");
+  // By LID and by GUID too.
+  const std::string dst_lid = std::to_string(route["destination_lid"].get<int>());
+  const std::string src_guid = d.get("/api/v1/hosts").doc()["hosts"][0]["cas"][0]["guid"];
+  json by_ids = d.get("/api/v1/routes/" + src_guid + "/" + dst_lid).doc();
+  EXPECT_EQ(by_ids["hops"], route["hops"]);
+
+  Reply slurm = d.get("/api/v1/topology/slurm");
+  EXPECT_EQ(slurm.status, 200);
+  EXPECT_EQ(slurm.content_type.rfind("text/plain", 0), 0u);
+  for (int h = 1; h <= 16; ++h) {
+    char name[16];
+    std::snprintf(name, sizeof name, "node%03d", h);
+    size_t count = 0;
+    for (size_t at = slurm.body.find(name); at != std::string::npos; at = slurm.body.find(name, at + 1)) ++count;
+    EXPECT_EQ(count, 1u) << name << " must be under exactly one switch:\n" << slurm.body;
+  }
+
+  Reply metrics = d.get("/api/v1/metrics", "");
+  EXPECT_EQ(metrics.status, 200);
+  EXPECT_NE(metrics.body.find("railyard_links{state=\"up\"} 128"), std::string::npos) << metrics.body;
+  EXPECT_NE(metrics.body.find("railyard_drains_active 0"), std::string::npos);
+}
+
+TEST_F(ApiTest, IndexAndOpenApiListEveryEndpoint) {
+  Daemon d(dir_);
+  json index = d.get("/api/v1").doc();
+  json openapi = d.get("/api/v1/openapi.json", "").doc();
+  ASSERT_EQ(index["endpoints"].size(), endpoints().size());
+  for (const Endpoint& e : endpoints()) {
+    std::string method(e.method);
+    for (char& c : method) c = static_cast<char>(std::tolower(c));
+    EXPECT_TRUE(openapi["paths"][std::string(e.pattern)].contains(method)) << e.pattern;
+  }
+}
+
+TEST_F(ApiTest, AuthenticationAndRoles) {
+  Daemon d(dir_);
+  Reply none = d.get("/api/v1/fabric", "");
+  EXPECT_EQ(none.status, 401);
+  EXPECT_EQ(d.get("/api/v1/fabric", "wrong-token-0123456789").status, 401);
+  Reply viewer = d.post("/api/v1/drains", kSpineLink, kViewer);
+  EXPECT_EQ(viewer.status, 403);
+  EXPECT_NE(viewer.doc()["error"]["message"].get<std::string>().find("needs operator"), std::string::npos);
+  EXPECT_EQ(d.post("/api/v1/drains", kSpineLink, "").status, 401);
+  EXPECT_EQ(d.get("/api/v1/drains").doc()["drains"].size(), 0u) << "nothing was drained";
+}
+
+TEST_F(ApiTest, BadRequestsAreFourHundredsWithAReason) {
+  Daemon d(dir_);
+  struct Case {
+    std::string body;
+    int status;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"{not json", 400, "not valid JSON"},
+      {"[1,2]", 400, "must be a JSON object"},
+      {"", 400, "body is required"},
+      {R"({"target": "link", "node": "leaf g000 r0", "port": 9, "reason": "x", "colour": "red"})", 400, "unknown field 'colour'"},
+      {R"({"target": "cable", "node": "leaf g000 r0", "port": 9, "reason": "x"})", 400, "link, port or switch"},
+      {R"({"target": "link", "node": "leaf g000 r0", "reason": "x"})", 400, "'port' is required"},
+      {R"({"target": "link", "node": "leaf g000 r0", "port": 300, "reason": "x"})", 400, "1..254"},
+      {R"({"target": "link", "node": "leaf g000 r0", "port": "9", "reason": "x"})", 400, "1..254"},
+      {R"({"target": "link", "node": "leaf g000 r0", "port": 9})", 400, "'reason' is required"},
+      {R"({"target": "link", "node": "leaf g000 r0", "port": 9, "reason": ""})", 400, "must say why"},
+      {R"({"target": "link", "node": "no such switch", "port": 9, "reason": "x"})", 404, "unknown node"},
+      {R"({"target": "link", "node": "0xdeadbeef", "port": 9, "reason": "x"})", 404, "unknown node"},
+      {R"({"target": "link", "node": "leaf g000 r0", "port": 17, "reason": "x"})", 400, "ports 1..16"},
+      {R"({"target": "switch", "node": "node001 mlx5_0", "reason": "x"})", 400, "not a switch"},
+      {R"({"target": "switch", "node": "leaf g000 r0", "port": 1, "reason": "x"})", 400, "takes no 'port'"},
+      {R"({"target": "link", "node": "leaf g000 r0", "port": 9, "reason": "x", "expires": "soon"})", 400, "expires"},
+      {R"({"target": "link", "node": "leaf g000 r0", "port": 9, "reason": "x", "expires": 5})", 400, "in the future"},
+  };
+  for (const Case& c : cases) {
+    Reply r = d.post("/api/v1/drains", c.body);
+    EXPECT_EQ(r.status, c.status) << c.body << " -> " << r.body;
+    json doc = r.doc();
+    ASSERT_TRUE(doc.is_object()) << r.body;
+    EXPECT_NE(doc["error"]["message"].get<std::string>().find(c.message), std::string::npos)
+        << c.body << " -> " << r.body;
+  }
+  EXPECT_EQ(d.get("/api/v1/nothing-here").status, 404);
+  EXPECT_EQ(d.call(http::verb::put, "/api/v1/drains").status, 405);
+  EXPECT_EQ(d.get("/api/v1/links?state=sideways").status, 400);
+  EXPECT_EQ(d.get("/api/v1/links?colour=red").status, 400);
+  EXPECT_EQ(d.get("/api/v1/events?since=-1").status, 400);
+  EXPECT_EQ(d.get("/api/v1/routes/node001%20mlx5_0/nobody").status, 404);
+  EXPECT_EQ(d.get("/api/v1/routes/%zz/x").status, 400);
+  EXPECT_EQ(d.del("/api/v1/drains/abc").status, 400);
+  EXPECT_EQ(d.del("/api/v1/drains/42").status, 404);
+  // Bodies beyond the limit (2 KiB here) are refused before parsing.
+  Reply big = d.post("/api/v1/drains", R"({"reason": ")" + std::string(4096, 'x') + "\"}");
+  EXPECT_EQ(big.status, 413) << big.body;
+  EXPECT_EQ(d.get("/api/v1/drains").doc()["drains"].size(), 0u);
+}
+
+TEST_F(ApiTest, DrainLifecycle) {
+  Daemon d(dir_);
+  // Dry run: the impact, nothing stored.
+  Reply dry = d.post("/api/v1/drains?dry_run=true", kSpineLink);
+  ASSERT_EQ(dry.status, 200) << dry.body;
+  EXPECT_EQ(dry.doc()["dry_run"], true);
+  EXPECT_EQ(dry.doc()["impact"]["pairs_cut"], 0);
+  EXPECT_GT(dry.doc()["impact"]["pairs_rerouted"].get<int>(), 0);
+  EXPECT_GT(dry.doc()["impact"]["lft_blocks_changed"].get<int>(), 0);
+  EXPECT_EQ(d.get("/api/v1/drains").doc()["drains"].size(), 0u);
+
+  Reply made = d.post("/api/v1/drains", kSpineLink);
+  ASSERT_EQ(made.status, 201) << made.body;
+  const int64_t id = made.doc()["drain"]["id"];
+  EXPECT_EQ(made.doc()["reroute"]["status"], "applied");
+  EXPECT_EQ(made.doc()["impact"]["pairs_rerouted"], dry.doc()["impact"]["pairs_rerouted"]);
+
+  json drained = d.get("/api/v1/links?state=drained").doc();
+  ASSERT_EQ(drained["count"], 1);
+  const json& link = drained["links"][0];
+  const json& leaf_end = link["a"]["node"] == "leaf g000 r0" ? link["a"] : link["b"];
+  EXPECT_EQ(leaf_end["node"], "leaf g000 r0") << link.dump();
+  EXPECT_EQ(leaf_end["port"], 9) << link.dump();
+
+  // No route crosses the drained link any more.
+  for (int h = 2; h <= 16; ++h) {
+    char dst[32];
+    std::snprintf(dst, sizeof dst, "node%03d%%20mlx5_0", h);
+    json route = d.get(std::string("/api/v1/routes/node001%20mlx5_0/") + dst).doc();
+    ASSERT_EQ(route["delivered"], true);
+    for (const json& hop : route["hops"]) {
+      if (hop["node"] == "leaf g000 r0") EXPECT_NE(hop.value("out_port", 0), 9) << route.dump();
+    }
+  }
+  // The policy file the plugin reads names the drain.
+  std::ifstream policy(dir_ / "policy.yaml");
+  std::string text((std::istreambuf_iterator<char>(policy)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find(made.doc()["drain"]["key"].get<std::string>()), std::string::npos) << text;
+
+  Reply again = d.post("/api/v1/drains", kSpineLink);
+  EXPECT_EQ(again.status, 409);
+  EXPECT_NE(again.doc()["error"]["message"].get<std::string>().find("already drained"), std::string::npos);
+
+  EXPECT_NE(d.get("/api/v1/metrics", "").body.find("railyard_drains_active 1"), std::string::npos);
+
+  Reply undrain = d.del("/api/v1/drains/" + std::to_string(id));
+  EXPECT_EQ(undrain.status, 200) << undrain.body;
+  EXPECT_EQ(d.get("/api/v1/links?state=drained").doc()["count"], 0);
+  EXPECT_EQ(d.del("/api/v1/drains/" + std::to_string(id)).status, 404);
+
+  // Every mutation is in the audit log, with who and the outcome.
+  auto audit = d.controller().store().audit_since(0, 100);
+  ASSERT_GE(audit.size(), 4u);
+  int created = 0, conflicts = 0;
+  for (const auto& a : audit) {
+    created += a.status == 201;
+    conflicts += a.status == 409;
+    EXPECT_EQ(a.actor, "ops");
+  }
+  EXPECT_EQ(created, 1);
+  EXPECT_EQ(conflicts, 1);
+}
+
+TEST_F(ApiTest, DrainThatCutsPairsIsRefusedUnlessForced) {
+  Daemon d(dir_);
+  // node001 mlx5_0's only link.
+  const std::string ca_link = R"({"target": "link", "node": "leaf g000 r0", "port": 1, "reason": "replace cable"})";
+  Reply refused = d.post("/api/v1/drains", ca_link);
+  ASSERT_EQ(refused.status, 409) << refused.body;
+  json err = refused.doc()["error"];
+  EXPECT_GT(err["impact"]["pairs_cut"].get<int>(), 0);
+  ASSERT_FALSE(err["impact"]["cut"].empty());
+  EXPECT_EQ(err["impact"]["cut"][0]["destination"], "node001 mlx5_0") << err.dump();
+  EXPECT_EQ(d.get("/api/v1/drains").doc()["drains"].size(), 0u);
+
+  Reply forced = d.post("/api/v1/drains?force=true", ca_link);
+  EXPECT_EQ(forced.status, 201) << forced.body;
+  // A switch drain: every link of the switch.
+  Reply sw = d.post("/api/v1/drains", R"({"target": "switch", "node": "spine s01", "reason": "firmware"})");
+  EXPECT_EQ(sw.status, 201) << sw.body;
+  EXPECT_EQ(d.get("/api/v1/links?state=drained").doc()["count"], 1 + 8);
+}
+
+TEST_F(ApiTest, RerouteIsRateLimited) {
+  Daemon d(dir_, 2);
+  EXPECT_EQ(d.post("/api/v1/reroute", "").status, 202);
+  Reply second = d.post("/api/v1/reroute", R"({"reason": "test"})");
+  EXPECT_EQ(second.status, 202);
+  const std::string id = second.doc()["reroute"]["id"];
+  Reply third = d.post("/api/v1/reroute", "");
+  EXPECT_EQ(third.status, 429);
+  EXPECT_FALSE(third.retry_after.empty());
+  Reply got = d.get("/api/v1/reroutes/" + id);
+  EXPECT_EQ(got.status, 200);
+  EXPECT_EQ(got.doc()["status"], "applied");
+  EXPECT_EQ(got.doc()["reason"], "test");
+  EXPECT_EQ(d.get("/api/v1/reroutes/nope").status, 404);
+  EXPECT_EQ(d.post("/api/v1/reroute", R"({"why": 1})").status, 400);
+}
+
+TEST_F(ApiTest, LinkEventsAreIdempotentAndReroute) {
+  Daemon d(dir_);
+  const std::string ev = R"({"id": "mon-17", "node": "leaf g000 r0", "port": 9, "state": "down", "reason": "symbol errors"})";
+  Reply first = d.post("/api/v1/events/link", ev);
+  ASSERT_EQ(first.status, 201) << first.body;
+  EXPECT_EQ(first.doc()["duplicate"], false);
+  Reply second = d.post("/api/v1/events/link", ev);
+  EXPECT_EQ(second.status, 200);
+  EXPECT_EQ(second.doc()["duplicate"], true);
+  EXPECT_EQ(second.doc()["event"]["id"], first.doc()["event"]["id"]);
+
+  json down = d.get("/api/v1/links?state=down").doc();
+  ASSERT_EQ(down["count"], 1) << down.dump();
+  json events = d.get("/api/v1/events?since=0").doc();
+  ASSERT_EQ(events["events"].size(), 1u);
+  EXPECT_EQ(events["events"][0]["type"], "link_down");
+  EXPECT_EQ(events["events"][0]["external_id"], "mon-17");
+  // Routes avoid the reported link.
+  json route = d.get("/api/v1/routes/node001%20mlx5_0/node016%20mlx5_0").doc();
+  EXPECT_EQ(route["delivered"], true);
+  EXPECT_NE(route["hops"][1].value("out_port", 0), 9);
+
+  EXPECT_EQ(d.post("/api/v1/events/link", R"({"id": "mon-18", "node": "leaf g000 r0", "port": 9, "state": "up"})").status, 201);
+  EXPECT_EQ(d.get("/api/v1/links?state=down").doc()["count"], 0);
+  EXPECT_EQ(d.post("/api/v1/events/link", R"({"id": "x", "node": "leaf g000 r0", "port": 9, "state": "sideways"})").status,
+            400);
+  EXPECT_EQ(d.post("/api/v1/events/link", R"({"id": "x", "node": "ghost", "port": 9, "state": "down"})").status, 404);
+}
+
+TEST_F(ApiTest, StateSurvivesARestart) {
+  int64_t id = 0;
+  {
+    Daemon d(dir_);
+    Reply made = d.post("/api/v1/drains", kSpineLink);
+    ASSERT_EQ(made.status, 201);
+    id = made.doc()["drain"]["id"];
+    ASSERT_EQ(d.post("/api/v1/events/link", R"({"id": "m1", "node": "leaf g001 r1", "port": 10, "state": "down"})").status,
+              201);
+  }
+  Daemon d(dir_);
+  json drains = d.get("/api/v1/drains").doc();
+  ASSERT_EQ(drains["drains"].size(), 1u);
+  EXPECT_EQ(drains["drains"][0]["id"], id);
+  EXPECT_EQ(d.get("/api/v1/links?state=drained").doc()["count"], 1);
+  EXPECT_EQ(d.get("/api/v1/links?state=down").doc()["count"], 1);
+  // Still applied: routes from leaf g000 r0 avoid port 9.
+  json route = d.get("/api/v1/routes/node001%20mlx5_0/node016%20mlx5_0").doc();
+  EXPECT_NE(route["hops"][1].value("out_port", 0), 9);
+}
+
+}  // namespace
+}  // namespace railyard::api

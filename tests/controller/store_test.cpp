@@ -1,0 +1,133 @@
+// The SQLite store on a real file: what is written survives closing and
+// reopening, events are idempotent by their reporter's id, the current link
+// state is the last one recorded.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "controller/store.h"
+
+namespace railyard::controller {
+namespace {
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("ry-store-" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    path_ = (dir_ / "state.db").string();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::unique_ptr<Store> open() {
+    auto s = Store::open(path_);
+    EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
+    return std::move(s).value();
+  }
+  std::filesystem::path dir_;
+  std::string path_;
+};
+
+TEST_F(StoreTest, DrainsSurviveReopening) {
+  int64_t first = 0;
+  {
+    auto s = open();
+    DrainRecord d;
+    d.kind = DrainKind::kLink;
+    d.target = "0x0000000000000001[3]";
+    d.target_name = "leaf[3] <-> spine[1]";
+    d.reason = "flapping";
+    d.created_by = "ops";
+    d.created_at = 100;
+    d.expires_at = 200;
+    first = s->add_drain(d).id;
+    d.kind = DrainKind::kSwitch;
+    d.target = "0x0000000000000002";
+    d.expires_at.reset();
+    const int64_t second = s->add_drain(d).id;
+    EXPECT_NE(first, second);
+    EXPECT_TRUE(s->remove_drain(second, "ops", 150));
+    EXPECT_FALSE(s->remove_drain(second, "ops", 151)) << "a removed drain cannot be removed twice";
+  }
+  auto s = open();
+  auto active = s->active_drains();
+  ASSERT_EQ(active.size(), 1u);
+  EXPECT_EQ(active[0].id, first);
+  EXPECT_EQ(active[0].kind, DrainKind::kLink);
+  EXPECT_EQ(active[0].target, "0x0000000000000001[3]");
+  EXPECT_EQ(active[0].reason, "flapping");
+  ASSERT_TRUE(active[0].expires_at.has_value());
+  EXPECT_DOUBLE_EQ(*active[0].expires_at, 200);
+  auto removed = s->drain(first + 1);
+  ASSERT_TRUE(removed.has_value());
+  EXPECT_TRUE(removed->removed_at.has_value());
+  EXPECT_EQ(removed->removed_by, "ops");
+  EXPECT_FALSE(s->drain(999).has_value());
+}
+
+TEST_F(StoreTest, EventsAreIdempotentByExternalId) {
+  auto s = open();
+  EventRecord e{0, 10, "rest", "link_down", "monitor-1", R"({"link":"x"})"};
+  auto a = s->add_event(e);
+  EXPECT_TRUE(a.inserted);
+  e.body = R"({"link":"changed"})";
+  auto b = s->add_event(e);
+  EXPECT_FALSE(b.inserted);
+  EXPECT_EQ(b.event.id, a.event.id);
+  EXPECT_EQ(b.event.body, R"({"link":"x"})") << "the first report stands";
+  // Without an id every event is new; the same id from another source too.
+  EXPECT_TRUE(s->add_event({0, 11, "plugin", "trap", "", "{}"}).inserted);
+  EXPECT_TRUE(s->add_event({0, 11, "plugin", "trap", "", "{}"}).inserted);
+  EXPECT_TRUE(s->add_event({0, 12, "plugin", "link_down", "monitor-1", "{}"}).inserted);
+  auto all = s->events_since(0, 100);
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(s->last_event_id(), all.back().id);
+  auto later = s->events_since(all[1].id, 100);
+  ASSERT_EQ(later.size(), 2u);
+  EXPECT_EQ(later[0].id, all[2].id);
+  EXPECT_EQ(s->events_since(0, 1).size(), 1u);
+}
+
+TEST_F(StoreTest, CurrentLinkStateIsTheLastRecorded) {
+  auto s = open();
+  s->add_link_state({"0x1[1]", "down", 1, "rest", "crc errors"});
+  s->add_link_state({"0x2[5]", "down", 2, "plugin", "gone"});
+  s->add_link_state({"0x1[1]", "up", 3, "rest", "fixed"});
+  auto now = s->current_link_states();
+  ASSERT_EQ(now.size(), 2u);
+  EXPECT_EQ(now[0].link, "0x1[1]");
+  EXPECT_EQ(now[0].state, "up");
+  EXPECT_EQ(now[1].state, "down");
+  EXPECT_EQ(now[1].source, "plugin");
+}
+
+TEST_F(StoreTest, AuditAndReroutes) {
+  auto s = open();
+  s->add_audit({0, 5, "ops", "operator", "POST /api/v1/drains", "{}", 201, "drained x"});
+  auto audit = s->audit_since(0, 10);
+  ASSERT_EQ(audit.size(), 1u);
+  EXPECT_EQ(audit[0].status, 201);
+  EXPECT_EQ(audit[0].actor, "ops");
+
+  RerouteRecord r{"r1", 10, "ops", "drain 1", "pending", std::nullopt, std::nullopt, ""};
+  s->put_reroute(r);
+  r.status = "applied";
+  r.finished_at = 11;
+  r.latency_ms = 850;
+  s->put_reroute(r);
+  auto got = s->reroute("r1");
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->status, "applied");
+  EXPECT_DOUBLE_EQ(*got->latency_ms, 850);
+  EXPECT_EQ(s->reroutes(10).size(), 1u);
+}
+
+TEST_F(StoreTest, UnopenableDatabaseIsAnError) {
+  auto s = Store::open((dir_ / "no" / "such" / "dir" / "x.db").string());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("cannot open"), std::string::npos) << s.error().message;
+}
+
+}  // namespace
+}  // namespace railyard::controller
