@@ -19,11 +19,11 @@ void Engine::climb(uint32_t x0, uint32_t pref, bool primary, std::vector<uint32_
     uint32_t best = kNone, best_count = 0, best_dist = 0;
     uint32_t preferred = kNone, min_count = UINT32_MAX;
     for (uint32_t e = g_.begin(x); e < g_.end(x); ++e) {
-      uint32_t er = g_.rev(e);
-      if (!up_dir_[e] || !cand_ok(g_.remote(e), er)) continue;
-      if (set_stamp_[g_.remote(e)] == stamp_) continue;  // already routed (primary chain)
+      uint32_t er = rev(e);
+      if (!ent_[e].up || !cand_ok(remote(e), er)) continue;
+      if (routed(remote(e))) continue;  // already routed (primary chain)
       // A clean switch's traffic never comes down through a drained link.
-      if (is_tier1(mode_[x]) && !is_tier1(mode_[g_.remote(e)])) continue;
+      if (is_tier1(st_[x].mode) && !is_tier1(st_[remote(e)].mode)) continue;
       uint32_t count = primary ? cnt_[er] : cnt_[er] + sec_[er];
       uint32_t slot = up_slot(x, e);
       uint32_t dist = (slot + k - want) % k;
@@ -41,9 +41,8 @@ void Engine::climb(uint32_t x0, uint32_t pref, bool primary, std::vector<uint32_
       if (pc <= min_count + 1) best = preferred;
     }
     uint32_t parent = owner(best);  // best is the parent's entry toward x
-    put(parent, g_.port(best));
+    put(parent, port(best));
     ++(primary ? cnt_ : sec_)[best];
-    set_stamp_[parent] = stamp_;
     chain.push_back(parent);
     pref = down_slot(parent, best);
     x = parent;
@@ -56,7 +55,7 @@ bool Engine::preferred_present(uint32_t x, uint32_t pref) const {
   const uint32_t k = std::max<uint32_t>(1, slots_up_[rk_.rank[x]]);
   bool any = false;
   for (uint32_t e = g_.begin(x); e < g_.end(x); ++e) {
-    if (!up_dir_[e] || !cand_ok(g_.remote(e), g_.rev(e))) continue;
+    if (!ent_[e].up || !cand_ok(remote(e), rev(e))) continue;
     any = true;
     if (up_slot(x, e) == pref % k) return true;
   }

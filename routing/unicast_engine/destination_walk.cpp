@@ -13,14 +13,22 @@ namespace railyard::routing::unicast {
 void Engine::push_cone(const std::vector<uint32_t>& chain, std::vector<uint32_t>& load) {
   queue_.assign(chain.rbegin(), chain.rend());
   for (size_t h = 0; h < queue_.size(); ++h) {
-    uint32_t a = queue_[h];
+    const uint32_t a = queue_[h];
+    const SwitchState sa = st_[a];
+    if (sa.val == kInf) continue;
+    const bool a_tier1 = is_tier1(sa.mode);
     fresh_.clear();
     for (uint32_t i = down_begin_[a]; i < down_begin_[a + 1]; ++i) {
-      uint32_t e = down_entries_[i];
-      uint32_t c = g_.remote(e);
-      if (set_stamp_[c] == stamp_) continue;
-      uint32_t er = g_.rev(e);
-      if (!cand_ok(c, er)) continue;  // c must climb to a
+      // cand_ok(c, rev(e)) for the down entry e of a, from e's own record:
+      // c must climb (an up mode) exactly one hop to a.
+      const Entry& x = down_rec_[i];
+      const uint32_t c = x.remote;
+      if (routed(c)) continue;
+      const SwitchState sc = st_[c];
+      if (sc.mode != Mode::kUp && sc.mode != Mode::kUpDrain) continue;
+      if (sa.val + 1 != sc.val) continue;
+      if (sc.mode == Mode::kUp ? (x.drained || !a_tier1) : (sc.clean_only && x.drained)) continue;
+      const uint32_t er = x.rev;
       if (mark_stamp_[c] != stamp_) {
         mark_stamp_[c] = stamp_;
         best_[c] = er;
@@ -30,20 +38,20 @@ void Engine::push_cone(const std::vector<uint32_t>& chain, std::vector<uint32_t>
       }
     }
     for (uint32_t c : fresh_) {
-      put(c, g_.port(best_[c]));
+      put(c, port(best_[c]));
       ++load[best_[c]];
-      set_stamp_[c] = stamp_;
       queue_.push_back(c);
     }
   }
 }
 
+// Chains and cones of one destination; the other switches are filled in by
+// finish_columns once every destination of the target has its column.
 void Engine::route_destination(Lid lid, uint32_t t, uint8_t port_at_target, uint32_t slot) {
   ++stamp_;
   lid_ = lid;
   begin_column(lid);
   put(t, port_at_target);
-  set_stamp_[t] = stamp_;
   ++report_.lids_routed;
 
   // Primary chain: where this destination's traffic comes down. Secondary
@@ -57,47 +65,76 @@ void Engine::route_destination(Lid lid, uint32_t t, uint8_t port_at_target, uint
     chain_.assign(1, t);
     chain2_.assign(1, t);
   } else {
-  climb(t, slot, true, chain_);
-  // The secondary's nominal slot is offset by the leaf's sequence number, so
-  // that a source missing one up link spreads the destinations it cannot
-  // send through it over all its other links, not onto the next one.
-  const uint32_t k = std::max<uint32_t>(2, slots_up_[rk_.rank[t]]);
-  climb(t, slot + 1 + target_seq_ % (k - 1), false, chain2_);
+    climb(t, slot, true, chain_);
+    // The secondary's nominal slot is offset by the leaf's sequence number, so
+    // that a source missing one up link spreads the destinations it cannot
+    // send through it over all its other links, not onto the next one.
+    const uint32_t k = std::max<uint32_t>(2, slots_up_[rk_.rank[t]]);
+    climb(t, slot + 1 + target_seq_ % (k - 1), false, chain2_);
   }
-
-  // Other switches that go down: least-loaded of their down links, on a
-  // separate counter so that these backup routes do not steer the chain.
-  for (uint32_t s : down_list_) {
-    if (set_stamp_[s] == stamp_) continue;
-    auto [first, count] = candidates(s);
-    if (count == 0) continue;
-    uint32_t best = cand_[first];
-    for (uint32_t i = first + 1; i < first + count; ++i) {
-      if (cnt2_[cand_[i]] < cnt2_[best]) best = cand_[i];
-    }
-    put(s, g_.port(best));
-    ++cnt2_[best];
-    set_stamp_[s] = stamp_;
-  }
-
   push_cone(chain_, cnt_);
   push_cone(chain2_, sec_);
+}
 
-  // Switches outside the cone (missing or drained links): any shortest up
+// The switches no chain or cone routed, for the batch columns from `first`
+// on (all destinations of the current target), switch by switch: a switch's
+// candidates and counters are loaded once for all its columns. Each switch
+// keeps its own counters, and visits its columns in destination order, so
+// this gives the same entries as filling each column in turn.
+void Engine::finish_columns(size_t first) {
+  const uint32_t n = g_.num_switches();
+  const size_t last = batch_lids_.size();
+  uint8_t* const base = batch_.data();
+  // Switches that go down: least-loaded of their down links, on a separate
+  // counter so that these backup routes do not steer the chains.
+  auto all_routed = [&](uint32_t s) {
+    for (size_t col = first; col < last; ++col) {
+      if (base[col * n + s] == ForwardingTables::kNoPath) return false;
+    }
+    return true;
+  };
+  for (uint32_t s : down_list_) {
+    if (all_routed(s)) continue;
+    auto [cf, count] = candidates(s);
+    if (count == 0) continue;
+    for (size_t col = first; col < last; ++col) {
+      uint8_t& entry = base[col * n + s];
+      if (entry != ForwardingTables::kNoPath) continue;
+      uint32_t best = cand_[cf];
+      for (uint32_t i = cf + 1; i < cf + count; ++i) {
+        if (cnt2_[cand_[i]] < cnt2_[best]) best = cand_[i];
+      }
+      entry = port(best);
+      ++cnt2_[best];
+    }
+  }
+  // Switches outside the cones (missing or drained links): any shortest up
   // link, round-robin.
   for (uint32_t s : up_list_) {
-    if (set_stamp_[s] == stamp_) continue;
-    auto [first, k] = candidates(s);
+    if (all_routed(s)) continue;
+    auto [cf, k] = candidates(s);
     if (k == 0) continue;
     // Offset by the switch index: cursors of like switches advance in step,
     // and the sources of one destination must not all pick the same slot.
-    uint32_t e = cand_[first + ((cursor_[s]++ + guid_rank_[s]) % k)];
-    put(s, g_.port(e));
+    for (size_t col = first; col < last; ++col) {
+      uint8_t& entry = base[col * n + s];
+      if (entry != ForwardingTables::kNoPath) continue;
+      entry = port(cand_[cf + ((cursor_[s]++ + guid_rank_[s]) % k)]);
+    }
+  }
+}
+
+// Room in the batch for `count` more columns (flushing it if needed).
+void Engine::reserve_columns(size_t count) {
+  if (batch_lids_.size() + count > batch_cap_) flush();
+  if (count > batch_cap_) {
+    batch_cap_ = count;
+    batch_.assign(batch_cap_ * g_.num_switches(), ForwardingTables::kNoPath);
   }
 }
 
 void Engine::begin_column(Lid lid) {
-  if (batch_lids_.size() == kBatch) flush();
+  if (batch_lids_.size() == batch_cap_) flush();
   batch_lids_.push_back(lid);
   column_ = batch_.data() + (batch_lids_.size() - 1) * g_.num_switches();
   std::fill(column_, column_ + g_.num_switches(), ForwardingTables::kNoPath);

@@ -13,24 +13,24 @@ Engine::Engine(const Fabric& fabric, const RoutingOptions& options, const Switch
     : fabric_(fabric), g_(graph), rk_(ranking), tables_(tables), report_(report) {
   const uint32_t n = g_.num_switches();
   const uint32_t m = g_.num_entries();
-  drained_entry_.assign(m, 0);
-  if (!options.drained.empty()) {
-    for (uint32_t e = 0; e < m; ++e) {
-      if (options.drained[g_.link(e).value()]) {
-        drained_entry_[e] = 1;
-        has_drains_ = true;
-      }
+  // One record per entry, so the hot loops touch one array, not five.
+  ent_.resize(m);
+  for (uint32_t s = 0; s < n; ++s) {
+    for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
+      Entry& x = ent_[e];
+      x.remote = g_.remote(e);
+      x.rev = g_.rev(e);
+      x.port = g_.port(e);
+      x.rport = g_.port(x.rev);
+      x.up = rk_.up(s, x.remote) ? 1 : 0;
+      x.drained = !options.drained.empty() && options.drained[g_.link(e).value()] ? 1 : 0;
+      has_drains_ = has_drains_ || x.drained;
     }
   }
   drained_links_ = options.drained;
   cnt_.assign(m, 0);
   cnt2_.assign(m, 0);
   sec_.assign(m, 0);
-  up_dir_.assign(m, 0);
-  for (uint32_t s = 0; s < n; ++s) {
-    for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) up_dir_[e] = rk_.up(s, g_.remote(e)) ? 1 : 0;
-  }
-  clean_only_.assign(n, 0);
   cand_stamp_.assign(n, 0);
   cand_first_.assign(n, 0);
   cand_count_.assign(n, 0);
@@ -38,13 +38,11 @@ Engine::Engine(const Fabric& fabric, const RoutingOptions& options, const Switch
   dd1_.assign(n, kInf);
   dist1_.assign(n, kInf);
   ddx_.assign(n, kInf);
-  mode_.assign(n, Mode::kUnreachable);
-  val_.assign(n, kInf);
-  set_stamp_.assign(n, 0);
+  st_.assign(n, SwitchState{});
   mark_stamp_.assign(n, 0);
   best_.assign(n, 0);
   queue_.reserve(n);
-  batch_.assign(static_cast<size_t>(kBatch) * n, ForwardingTables::kNoPath);
+  batch_.assign(static_cast<size_t>(batch_cap_) * n, ForwardingTables::kNoPath);
   build_ca_lists();
   compute_slots();
   by_guid_.resize(n);
@@ -59,7 +57,8 @@ Engine::Engine(const Fabric& fabric, const RoutingOptions& options, const Switch
   up_begin_.assign(n + 1, 0);
   for (uint32_t s = 0; s < n; ++s) {
     for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
-      (up_dir_[e] ? up_entries_ : down_entries_).push_back(e);
+      (ent_[e].up ? up_entries_ : down_entries_).push_back(e);
+      (ent_[e].up ? up_rec_ : down_rec_).push_back(ent_[e]);
     }
     down_begin_[s + 1] = static_cast<uint32_t>(down_entries_.size());
     up_begin_[s + 1] = static_cast<uint32_t>(up_entries_.size());
@@ -84,6 +83,12 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
     uint32_t t = leaves[li];
     prepare_target(t);
     ++target_seq_;
+    uint32_t ca_lids = 0;
+    for (uint32_t i = ca_begin_[t]; i < ca_begin_[t + 1]; ++i) ca_lids += 1u << fabric_.port(ca_ports_[i]).lmc;
+    const Port& p0 = fabric_.port(fabric_.node(g_.node(t)).first_port);
+    const uint32_t own_lids = p0.lid.valid() ? 1u << p0.lmc : 0;
+    reserve_columns(ca_lids + own_lids);
+    const size_t first_col = batch_lids_.size();
     for (uint32_t i = ca_begin_[t]; i < ca_begin_[t + 1]; ++i) {
       const Port& p = fabric_.port(ca_ports_[i]);
       uint8_t leaf_port = g_.attach_port(ca_ports_[i]);
@@ -94,6 +99,26 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
         route_destination(lid, t, leaf_port, (leaf_port - base_down_[rk_.rank[t]]) * (1u << p.lmc) + k);
         account_ca_destination(lid, ca_ports_[i], last_hop_drained);
       }
+    }
+    finish_columns(first_col);
+    // The leaf's own LID follows the route of one of its CA LIDs (picked by
+    // GUID rank, so switch-LID traffic spreads over the slots), ending at
+    // port 0: the same up*/down* paths, without a walk of its own.
+    const size_t routed_cas = batch_lids_.size() - first_col;
+    for (uint32_t k = 0; k < own_lids; ++k) {
+      Lid lid{static_cast<uint16_t>(p0.lid.value + k)};
+      if (!lid.valid()) continue;
+      if (routed_cas == 0) {  // no CA LID was routed: a walk of its own
+        const size_t col = batch_lids_.size();
+        route_destination(lid, t, 0, guid_rank_[t] + k);
+        finish_columns(col);
+        continue;
+      }
+      const uint8_t* from = batch_.data() + (first_col + guid_rank_[t] % routed_cas) * n;
+      begin_column(lid);
+      std::copy(from, from + n, column_);
+      put(t, 0);
+      ++report_.lids_routed;
     }
   }
   // CA ports hanging off nothing: every other CA port misses them.
@@ -108,14 +133,17 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
       report_.unreachable.push_back({lid, port.node, sources, first_other_ca(p)});
     }
   }
-  // Switch LIDs (management traffic) after all CAs, so they do not disturb
-  // the CA balance; taken in GUID order, every lanes-th to this lane, so the
-  // result does not depend on the order the fabric lists its nodes in.
+  // Other switch LIDs (management traffic) after all CAs, so they do not
+  // disturb the CA balance; taken in GUID order, every lanes-th to this lane,
+  // so the result does not depend on the order the fabric lists its nodes in.
   for (uint32_t r = lane; r < n; r += lanes) {
     const uint32_t t = by_guid_[r];
+    if (ca_begin_[t] != ca_begin_[t + 1]) continue;  // a leaf: routed with its CAs
     const Port& p0 = fabric_.port(fabric_.node(g_.node(t)).first_port);
     if (!p0.lid.valid()) continue;
     prepare_target(t);
+    reserve_columns(1u << p0.lmc);
+    const size_t first_col = batch_lids_.size();
     for (uint32_t k = 0; k < (1u << p0.lmc); ++k) {
       Lid lid{static_cast<uint16_t>(p0.lid.value + k)};
       // Slot from the switch's GUID rank, not its index: the same fabric read
@@ -123,6 +151,7 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
       // get the same tables.
       if (lid.valid()) route_destination(lid, t, 0, guid_rank_[t] + k);
     }
+    finish_columns(first_col);
   }
 }
 
@@ -169,8 +198,8 @@ void Engine::compute_slots() {
   for (uint32_t s = 0; s < g_.num_switches(); ++s) {
     uint32_t r = rk_.rank[s];
     for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
-      auto& base = rk_.up(s, g_.remote(e)) ? base_up_ : base_down_;
-      base[r] = std::min<uint32_t>(base[r], g_.port(e));
+      auto& base = rk_.up(s, remote(e)) ? base_up_ : base_down_;
+      base[r] = std::min<uint32_t>(base[r], port(e));
     }
     for (uint32_t i = ca_begin_[s]; i < ca_begin_[s + 1]; ++i) {
       base_down_[r] = std::min<uint32_t>(base_down_[r], g_.attach_port(ca_ports_[i]));
@@ -179,7 +208,7 @@ void Engine::compute_slots() {
   for (uint32_t s = 0; s < g_.num_switches(); ++s) {
     uint32_t r = rk_.rank[s];
     for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
-      if (rk_.up(s, g_.remote(e))) slots_up_[r] = std::max<uint32_t>(slots_up_[r], g_.port(e) - base_up_[r] + 1);
+      if (rk_.up(s, remote(e))) slots_up_[r] = std::max<uint32_t>(slots_up_[r], port(e) - base_up_[r] + 1);
     }
   }
 }
@@ -192,28 +221,39 @@ NodeId Engine::first_other_ca(PortId not_this) const {
 }
 
 void Engine::account_ca_destination(Lid lid, PortId dest_port, bool last_hop_drained) {
-  uint32_t unreachable = static_cast<uint32_t>(detached_.size());
-  NodeId example_unreach = detached_.empty() ? NodeId() : fabric_.port(detached_.front()).node;
-  uint32_t drained = 0;
-  NodeId example_drained;
-  const uint32_t n = g_.num_switches();
-  for (uint32_t s = 0; s < n; ++s) {
-    uint32_t k = ca_begin_[s + 1] - ca_begin_[s];
-    if (k == 0) continue;
-    Mode m = mode_[s];
-    if (m == Mode::kUnreachable) {
-      unreachable += k;
-      if (!example_unreach.valid()) example_unreach = fabric_.port(ca_ports_[ca_begin_[s]]).node;
-    } else if (!is_tier1(m) || last_hop_drained) {
-      drained += k;
-      if (!example_drained.valid()) example_drained = fabric_.port(ca_ports_[ca_begin_[s]]).node;
+  // Sources by mode are the same for every destination of the target: count once.
+  if (reach_.stamp != target_stamp_) {
+    reach_ = ReachSummary{};
+    reach_.stamp = target_stamp_;
+    reach_.unreachable = static_cast<uint32_t>(detached_.size());
+    if (!detached_.empty()) reach_.example_unreachable = fabric_.port(detached_.front()).node;
+    const uint32_t n = g_.num_switches();
+    for (uint32_t s = 0; s < n; ++s) {
+      uint32_t k = ca_begin_[s + 1] - ca_begin_[s];
+      if (k == 0) continue;
+      Mode m = st_[s].mode;
+      NodeId here = fabric_.port(ca_ports_[ca_begin_[s]]).node;
+      if (m == Mode::kUnreachable) {
+        reach_.unreachable += k;
+        if (!reach_.example_unreachable.valid()) reach_.example_unreachable = here;
+        continue;
+      }
+      reach_.reachable += k;
+      if (!reach_.example_reachable.valid()) reach_.example_reachable = here;
+      if (!is_tier1(m)) {
+        reach_.tier2 += k;
+        if (!reach_.example_tier2.valid()) reach_.example_tier2 = here;
+      }
     }
   }
+  // A drained last hop puts every reachable source through a drain.
+  uint32_t drained = last_hop_drained ? reach_.reachable : reach_.tier2;
+  NodeId example_drained = last_hop_drained ? reach_.example_reachable : reach_.example_tier2;
   NodeId dest = fabric_.port(dest_port).node;
   if (last_hop_drained && drained > 0) --drained;  // the destination itself
-  if (unreachable > 0) {
-    report_.unreachable_pairs += unreachable;
-    report_.unreachable.push_back({lid, dest, unreachable, example_unreach});
+  if (reach_.unreachable > 0) {
+    report_.unreachable_pairs += reach_.unreachable;
+    report_.unreachable.push_back({lid, dest, reach_.unreachable, reach_.example_unreachable});
   }
   if (drained > 0) {
     report_.drained_pairs += drained;

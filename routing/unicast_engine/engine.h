@@ -36,6 +36,24 @@ enum class Mode : uint8_t {
 inline bool is_down(Mode m) { return m == Mode::kDown || m == Mode::kDownDrain; }
 inline bool is_tier1(Mode m) { return m == Mode::kDown || m == Mode::kUp; }
 
+// Per entry (SwitchGraph entry index): the graph's fields plus direction
+// and drain, and the port at the far end.
+struct Entry {
+  uint32_t remote = 0;
+  uint32_t rev = 0;
+  uint8_t port = 0;
+  uint8_t rport = 0;    // port(rev): the far switch's port back
+  uint8_t up = 0;       // 1 = toward a higher switch
+  uint8_t drained = 0;
+};
+
+// Per switch, toward the current target.
+struct SwitchState {
+  uint16_t val = kInf;  // up*/down* distance to the target
+  Mode mode = Mode::kUnreachable;
+  uint8_t clean_only = 0;  // tier 2: skip drained candidates
+};
+
 class Engine {
  public:
   Engine(const Fabric& fabric, const RoutingOptions& options, const SwitchGraph& graph, const Ranking& ranking,
@@ -66,34 +84,39 @@ class Engine {
 
   // destination_walk.cpp
   void route_destination(Lid lid, uint32_t t, uint8_t port_at_target, uint32_t slot);
+  void finish_columns(size_t first);
+  void reserve_columns(size_t count);
   void push_cone(const std::vector<uint32_t>& chain, std::vector<uint32_t>& load);
   void begin_column(Lid lid);
 
-  // Whether entry e of switch s is a legal shortest next hop toward the target.
-  bool cand_ok(uint32_t s, uint32_t e) const {
-    Mode ms = mode_[s];
-    if (ms == Mode::kUnreachable) return false;
-    bool down = is_down(ms);
-    if (up_dir_[e] == down) return false;  // wrong direction
-    uint32_t r = g_.remote(e);
-    bool tier1 = is_tier1(ms);
-    if (tier1 && (drained_entry_[e] || !is_tier1(mode_[r]))) return false;  // tier 1 stays clean
-    if (val_[r] == kInf || val_[r] + 1 != val_[s]) return false;
-    if (down && !is_down(mode_[r])) return false;  // entering going down: it must go down too
-    if (!tier1 && clean_only_[s] && drained_entry_[e]) return false;
+  // Whether entry x (a record of ent_) of switch s is a legal shortest next
+  // hop toward the target.
+  bool cand_ok(uint32_t s, const Entry& x) const {
+    const SwitchState ss = st_[s];
+    if (ss.mode == Mode::kUnreachable) return false;
+    const bool down = is_down(ss.mode);
+    if (x.up == down) return false;  // wrong direction
+    const SwitchState sr = st_[x.remote];
+    const bool tier1 = is_tier1(ss.mode);
+    if (tier1 && (x.drained || !is_tier1(sr.mode))) return false;  // tier 1 stays clean
+    if (sr.val == kInf || sr.val + 1 != ss.val) return false;
+    if (down && !is_down(sr.mode)) return false;  // entering going down: it must go down too
+    if (!tier1 && ss.clean_only && x.drained) return false;
     return true;
   }
+  bool cand_ok(uint32_t s, uint32_t e) const { return cand_ok(s, ent_[e]); }
 
   // The candidate list of s for the current target: [first, first + count) of cand_.
   std::pair<uint32_t, uint32_t> candidates(uint32_t s) {
     if (cand_stamp_[s] != target_stamp_) {
       cand_stamp_[s] = target_stamp_;
       cand_first_[s] = static_cast<uint32_t>(cand_.size());
-      bool down = is_down(mode_[s]);
+      bool down = is_down(st_[s].mode);
       uint32_t b = down ? down_begin_[s] : up_begin_[s], end = down ? down_begin_[s + 1] : up_begin_[s + 1];
+      const std::vector<Entry>& rec = down ? down_rec_ : up_rec_;
+      const std::vector<uint32_t>& ids = down ? down_entries_ : up_entries_;
       for (uint32_t i = b; i < end; ++i) {
-        uint32_t e = down ? down_entries_[i] : up_entries_[i];
-        if (cand_ok(s, e)) cand_.push_back(e);
+        if (cand_ok(s, rec[i])) cand_.push_back(ids[i]);
       }
       cand_count_[s] = static_cast<uint32_t>(cand_.size()) - cand_first_[s];
     }
@@ -103,18 +126,22 @@ class Engine {
   // Slot of an entry of switch x: its port number counted from the lowest up
   // (or down) port of x's rank, so a missing cable leaves a gap instead of
   // shifting every later port (the nominal D-mod-K position).
-  uint32_t up_slot(uint32_t x, uint32_t e) const { return g_.port(e) - base_up_[rk_.rank[x]]; }
-  uint32_t down_slot(uint32_t x, uint32_t e) const { return g_.port(e) - base_down_[rk_.rank[x]]; }
+  uint32_t up_slot(uint32_t x, uint32_t e) const { return port(e) - base_up_[rk_.rank[x]]; }
+  uint32_t down_slot(uint32_t x, uint32_t e) const { return port(e) - base_down_[rk_.rank[x]]; }
 
   // Entries of one destination are produced switch by switch, i.e. one byte
   // in every row of the table: written directly that is a cache (and TLB)
   // miss per entry. They go to a destination-major batch instead, flushed
   // row by row.
-  static constexpr uint32_t kBatch = 64;
+  size_t batch_cap_ = 128;  // columns; more when one target has more LIDs
   void put(uint32_t s, uint8_t port) { column_[s] = port; }
+  bool routed(uint32_t s) const { return column_[s] != ForwardingTables::kNoPath; }
 
+  uint32_t remote(uint32_t e) const { return ent_[e].remote; }
+  uint32_t rev(uint32_t e) const { return ent_[e].rev; }
+  uint8_t port(uint32_t e) const { return ent_[e].port; }
   // Switch owning entry e.
-  uint32_t owner(uint32_t e) const { return g_.remote(g_.rev(e)); }
+  uint32_t owner(uint32_t e) const { return ent_[ent_[e].rev].remote; }
 
   const Fabric& fabric_;
   const SwitchGraph& g_;
@@ -124,13 +151,14 @@ class Engine {
 
   bool has_drains_ = false;
   std::vector<uint8_t> drained_links_;
-  std::vector<uint8_t> drained_entry_;
+  std::vector<Entry> ent_;
   std::vector<uint32_t> cnt_;   // per entry: destinations routed out of it by chain and cone
   std::vector<uint32_t> cnt2_;  // per entry: backup down routes
   std::vector<uint32_t> sec_;   // per entry: secondary-chain destinations
   std::vector<uint32_t> base_up_, base_down_, slots_up_;  // per rank
   std::vector<uint32_t> down_begin_, down_entries_;       // per switch, CSR
   std::vector<uint32_t> up_begin_, up_entries_;
+  std::vector<Entry> down_rec_, up_rec_;  // ent_ of down_entries_ / up_entries_, in their order
   Lid lid_;
   uint32_t target_seq_ = 0;
   std::vector<uint32_t> guid_rank_;  // per switch: rank of its GUID
@@ -139,20 +167,26 @@ class Engine {
   std::vector<Lid> batch_lids_;
   uint8_t* column_ = nullptr;
   std::vector<uint32_t> cursor_;
-  std::vector<uint8_t> up_dir_;      // per entry: 1 = toward a higher switch
-  std::vector<uint8_t> clean_only_;  // per switch, tier 2: skip drained candidates
 
   // Per target.
   uint32_t target_ = kNone;
-  std::vector<uint16_t> dd1_, dist1_, ddx_, val_;
-  std::vector<Mode> mode_;
+  std::vector<SwitchState> st_;
+  std::vector<uint16_t> dd1_, dist1_, ddx_;
   uint32_t target_stamp_ = 0;
   std::vector<uint32_t> cand_stamp_, cand_first_, cand_count_, cand_;
   std::vector<uint32_t> down_list_, up_list_;
 
-  // Per destination.
+  // CA sources of the current target by reachability (report entries).
+  struct ReachSummary {
+    uint32_t stamp = 0;  // target_stamp_ it was counted for
+    uint32_t unreachable = 0, reachable = 0, tier2 = 0;
+    NodeId example_unreachable, example_reachable, example_tier2;
+  };
+  ReachSummary reach_;
+
+  // Per destination. A switch is routed once its entry in the column is set.
   uint32_t stamp_ = 0;
-  std::vector<uint32_t> set_stamp_, mark_stamp_, best_;
+  std::vector<uint32_t> mark_stamp_, best_;
   std::vector<uint32_t> queue_, chain_, chain2_, fresh_;
 
   // CA ports by switch.

@@ -22,9 +22,8 @@ void Engine::prepare_target(uint32_t t) {
   for (size_t h = 0; h < queue_.size(); ++h) {
     uint32_t x = queue_[h];
     for (uint32_t i = up_begin_[x]; i < up_begin_[x + 1]; ++i) {
-      uint32_t e = up_entries_[i];
-      uint32_t p = g_.remote(e);
-      if (drained_entry_[e] || dd1_[p] != kInf) continue;
+      uint32_t p = up_rec_[i].remote;
+      if (up_rec_[i].drained || dd1_[p] != kInf) continue;
       dd1_[p] = static_cast<uint16_t>(dd1_[x] + 1);
       queue_.push_back(p);
     }
@@ -37,20 +36,19 @@ void Engine::prepare_target(uint32_t t) {
     uint16_t d = dd1_[s];
     if (d == kInf) {
       for (uint32_t i = up_begin_[s]; i < up_begin_[s + 1]; ++i) {
-        uint32_t e = up_entries_[i];
-        uint16_t du = dist1_[g_.remote(e)];
-        if (du < d - 1 && !drained_entry_[e]) d = static_cast<uint16_t>(du + 1);
+        uint16_t du = dist1_[up_rec_[i].remote];
+        if (du < d - 1 && !up_rec_[i].drained) d = static_cast<uint16_t>(du + 1);
       }
     }
     dist1_[s] = d;
     if (d != kInf) {
-      mode_[s] = dd1_[s] != kInf ? Mode::kDown : Mode::kUp;
-      val_[s] = d;
+      st_[s].mode = dd1_[s] != kInf ? Mode::kDown : Mode::kUp;
+      st_[s].val = d;
       if (s != t) (dd1_[s] != kInf ? down_list_ : up_list_).push_back(s);
     } else {
       any_missing = true;
-      mode_[s] = Mode::kUnreachable;
-      val_[s] = kInf;
+      st_[s].mode = Mode::kUnreachable;
+      st_[s].val = kInf;
     }
   }
   if (has_drains_ && any_missing) prepare_tier2();
@@ -68,7 +66,7 @@ void Engine::prepare_tier2() {
     }
     uint16_t d = kInf;
     for (uint32_t i = down_begin_[s]; i < down_begin_[s + 1]; ++i) {
-      uint32_t c = g_.remote(down_entries_[i]);
+      uint32_t c = remote(down_entries_[i]);
       if (ddx_[c] != kInf) d = std::min<uint16_t>(d, static_cast<uint16_t>(ddx_[c] + 1));
     }
     ddx_[s] = d;
@@ -76,27 +74,27 @@ void Engine::prepare_tier2() {
   for (uint32_t s : rk_.order) {  // top-down
     if (dist1_[s] != kInf) continue;
     if (ddx_[s] != kInf) {
-      mode_[s] = Mode::kDownDrain;
-      val_[s] = ddx_[s];
+      st_[s].mode = Mode::kDownDrain;
+      st_[s].val = ddx_[s];
     } else {
       uint16_t d = kInf;
       for (uint32_t i = up_begin_[s]; i < up_begin_[s + 1]; ++i) {
-        uint32_t u = g_.remote(up_entries_[i]);
-        if (val_[u] != kInf) d = std::min<uint16_t>(d, static_cast<uint16_t>(val_[u] + 1));
+        uint32_t u = remote(up_entries_[i]);
+        if (st_[u].val != kInf) d = std::min<uint16_t>(d, static_cast<uint16_t>(st_[u].val + 1));
       }
-      mode_[s] = d == kInf ? Mode::kUnreachable : Mode::kUpDrain;
-      val_[s] = d;
+      st_[s].mode = d == kInf ? Mode::kUnreachable : Mode::kUpDrain;
+      st_[s].val = d;
     }
-    if (mode_[s] == Mode::kUnreachable) continue;
-    (is_down(mode_[s]) ? down_list_ : up_list_).push_back(s);
+    if (st_[s].mode == Mode::kUnreachable) continue;
+    (is_down(st_[s].mode) ? down_list_ : up_list_).push_back(s);
     // Prefer undrained links when the switch has any usable one.
-    clean_only_[s] = 0;
-    bool down = is_down(mode_[s]);
+    st_[s].clean_only = 0;
+    bool down = is_down(st_[s].mode);
     uint32_t b = down ? down_begin_[s] : up_begin_[s], end = down ? down_begin_[s + 1] : up_begin_[s + 1];
     for (uint32_t i = b; i < end; ++i) {
       uint32_t e = down ? down_entries_[i] : up_entries_[i];
-      if (!drained_entry_[e] && cand_ok(s, e)) {
-        clean_only_[s] = 1;
+      if (!ent_[e].drained && cand_ok(s, e)) {
+        st_[s].clean_only = 1;
         break;
       }
     }
