@@ -40,6 +40,8 @@ RY_OPENSM_LOG=""     # OpenSM's log file (-f)
 RY_OPENSM_CONF=""
 RY_OPENSM_DIR=""     # OSM_TMP_DIR, OSM_CACHE_DIR and dump_files_dir
 RY_CLIENT_PIDS=()    # other background clients started with ry_bg_diag
+RY_RAILYARDD_PID=""  # railyardd started with ry_start_railyardd
+RY_URL=""            # its base URL, http://127.0.0.1:PORT
 
 ry_log() { echo "[ry $(date +%H:%M:%S)] $*" >&2; }
 
@@ -140,6 +142,11 @@ _ry_cleanup() {
       tail -n 15 "$RY_IBSIM_LOG" >&2
     fi
   fi
+  if [[ $rc -ne 0 && -f "${RY_RAILYARDD_LOG:-}" ]]; then
+    echo "---- last lines of railyardd log ----" >&2
+    tail -n 15 "$RY_RAILYARDD_LOG" >&2
+  fi
+  ry_stop_railyardd
   ry_stop_ibsim
   if [[ -n "$RY_TMP" && -d "$RY_TMP" ]]; then
     cd / || true
@@ -368,4 +375,43 @@ ry_require_tools() {
     command -v "$t" >/dev/null 2>&1 || ry_fail "required tool not found: $t (run scripts/setup.sh)"
   done
   [[ -f "$RY_UMAD2SIM" ]] || ry_fail "libumad2sim not found at $RY_UMAD2SIM (package ibsim-utils)"
+}
+
+# ry_start_railyardd BINARY_DIR CONFIG [LOG]: starts railyardd on a free
+# loopback port, waits until it listens; sets RY_RAILYARDD_PID and RY_URL.
+ry_start_railyardd() {
+  local bin=$1 config=$2
+  RY_RAILYARDD_LOG=${3:-$RY_TMP/railyardd.log}
+  rm -f "$RY_TMP/railyardd.port"
+  "$bin/railyardd" --config "$config" --port 0 --port-file "$RY_TMP/railyardd.port" >>"$RY_RAILYARDD_LOG" 2>&1 &
+  RY_RAILYARDD_PID=$!
+  local deadline=$((SECONDS + 60))
+  until [[ -s "$RY_TMP/railyardd.port" ]]; do
+    _ry_alive "$RY_RAILYARDD_PID" || { tail -n 20 "$RY_RAILYARDD_LOG" >&2; ry_fail "railyardd exited at start"; }
+    ((SECONDS < deadline)) || ry_fail "railyardd did not listen within 60 s"
+    sleep 0.1
+  done
+  RY_URL="http://127.0.0.1:$(cat "$RY_TMP/railyardd.port")"
+}
+
+# ry_stop_railyardd [KILL]: SIGTERM (or SIGKILL with KILL) to the railyardd we started.
+ry_stop_railyardd() {
+  [[ -n "$RY_RAILYARDD_PID" ]] || return 0
+  if [[ "${1:-}" == KILL ]]; then
+    kill -KILL "$RY_RAILYARDD_PID" 2>/dev/null || true
+    wait "$RY_RAILYARDD_PID" 2>/dev/null || true
+  else
+    _ry_stop_pid "$RY_RAILYARDD_PID" 5 railyardd
+  fi
+  RY_RAILYARDD_PID=""
+}
+
+# ry_api METHOD PATH [BODY] [TOKEN]: curl against railyardd; prints the body,
+# then a last line with the HTTP status.
+ry_api() {
+  local method=$1 path=$2 body=${3:-} token=${4:-${RY_TOKEN:-}}
+  local args=(-sS -X "$method" -w '\n%{http_code}' --max-time 60)
+  [[ -n "$token" ]] && args+=(-H "Authorization: Bearer $token")
+  [[ -n "$body" ]] && args+=(-H 'Content-Type: application/json' --data "$body")
+  curl "${args[@]}" "$RY_URL$path"
 }
