@@ -176,17 +176,23 @@ void EventChannel::serve(int fd) {
   // Lines to write; the first is written from offset `off`.
   std::deque<std::string> out;
   size_t off = 0;
-  uint64_t hello_dropped = 0;
+  // Sequence numbers and the fabric are taken under the lock; the encoding
+  // (megabytes of topology text for a big fabric) is done outside it, so
+  // push() from OpenSM's threads never waits for it.
+  Event hello{0, unix_time_now(), options_.hello};
+  Event fabric{0, 0, FabricEvent{}};
   {
     std::lock_guard lock(mu_);
     connected_ = true;
-    HelloEvent hello = options_.hello;
-    hello.dropped = hello_dropped = dropped_;
-    out.push_back(encode_event(Event{next_seq_++, unix_time_now(), std::move(hello)}));
+    hello.seq = next_seq_++;
+    std::get<HelloEvent>(hello.body).dropped = dropped_;
     if (fabric_) {
-      out.push_back(encode_event(Event{next_seq_++, unix_time_now(), FabricEvent{fabric_pass_, fabric_}}));
+      fabric = Event{next_seq_++, hello.time, FabricEvent{fabric_pass_, fabric_}};
     }
   }
+  const uint64_t hello_dropped = std::get<HelloEvent>(hello.body).dropped;
+  out.push_back(encode_event(hello));
+  if (fabric.seq != 0) out.push_back(encode_event(fabric));
   log(LogLevel::kInfo, "controller connected on " + options_.socket_path + " (" + std::to_string(hello_dropped) +
                            " events dropped so far)");
 
