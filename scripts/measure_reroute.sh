@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# measure_reroute.sh — how fast stock OpenSM reacts to a link failure on ibsim,
-# and how much of the forwarding state it rewrites.
+# measure_reroute.sh — how fast OpenSM, routed by its own engines or by
+# railyard's plugin, reacts to a link failure on ibsim, and how much of the
+# forwarding state it rewrites.
 #
 #   bash scripts/measure_reroute.sh [options] [--] <railyard topo gen arguments>
-#   bash scripts/measure_reroute.sh --engines "ftree updn" -- --servers 64 --rails 8 --levels 2 --radix 32
+#   bash scripts/measure_reroute.sh --engines "ftree updn railyard" -- --servers 64 --rails 8 --levels 2 --radix 32
+#   bash scripts/measure_reroute.sh --light --engines railyard -- --servers 2000 --rails 8 --radix 64 --levels 3
 #
 # For each engine: a fresh ibsim (console mode) runs the generated fabric under
 # OpenSM `-R <engine>` (log_flags 0x43, dump_files_dir, per-module logging of
-# osm_ucast_mgr.c). After SUBNET UP the script cuts one leaf uplink with the
+# osm_ucast_mgr.c). The engine `railyard` is railyard's OpenSM plugin
+# (libosmrailyard.so, `routing_engine railyard`), measured the same way; its
+# rows add the plugin's own routing-callback time ("railyard: pass N: time ...
+# total") and the LFT blocks it found changed. After SUBNET UP the script cuts one leaf uplink with the
 # ibsim console (`Unlink "<leaf>"[<port>]`, the first leaf's first uplink unless
 # --link says otherwise), waits for the next SUBNET UP, then puts it back
 # (`ReLink`) and waits again. From the OpenSM log (wall-clock timestamps in
@@ -24,9 +29,15 @@
 # as discovered before and after each event; LFT change between its tables).
 # Prints a Markdown table.
 #
+# --light is for fabrics too big for OpenSM's dumps (gigabytes at 16k CAs):
+# default log flags, no dumps, no verify, no offline rows; only the times and,
+# for railyard, the blocks its pass reports.
+#
 # Options:
 #   --railyard BIN     railyard binary (default: $RAILYARD, else build-cmp/, build/release/)
-#   --engines "A B"    OpenSM engines (default: ftree updn)
+#   --engines "A B"    engines (default: ftree updn, and railyard when the plugin is found)
+#   --plugin DIR       folder of libosmrailyard.so (default: sm_plugin/ next to the railyard binary)
+#   --light            no dumps, verify or offline rows (big fabrics)
 #   --link 'NODE[P]'   the link end to cut, as the ibsim console names it (default: first leaf uplink)
 #   --timeout S        per wait (default 300)
 #   --keep             keep the work directory
@@ -40,7 +51,9 @@ source "$root/tests/integration/lib.sh"
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 
 railyard=${RAILYARD:-}
-engines="ftree updn"
+engines=""
+plugin_dir=""
+light=0
 link=""
 timeout=300
 title=""
@@ -49,6 +62,8 @@ while (($#)); do
   case $1 in
     --railyard) railyard=$2; shift 2 ;;
     --engines) engines=$2; shift 2 ;;
+    --plugin) plugin_dir=$2; shift 2 ;;
+    --light) light=1; shift ;;
     --link) link=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
     --keep) RY_KEEP_TMP=1; shift ;;
@@ -65,6 +80,15 @@ if [[ -z "$railyard" ]]; then
 fi
 [[ -n "$railyard" && -x "$railyard" ]] || ry_fail "no railyard binary (build it, or pass --railyard BIN)"
 railyard=$(realpath "$railyard")
+[[ -n "$plugin_dir" ]] || plugin_dir=$(dirname "$railyard")/sm_plugin
+if [[ -z "$engines" ]]; then
+  engines="ftree updn"
+  [[ -f "$plugin_dir/libosmrailyard.so" ]] && engines="$engines railyard"
+fi
+if [[ " $engines " == *" railyard "* ]]; then
+  [[ -f "$plugin_dir/libosmrailyard.so" ]] || ry_fail "engine railyard: no $plugin_dir/libosmrailyard.so (build it, or pass --plugin DIR)"
+  plugin_dir=$(realpath "$plugin_dir")
+fi
 ry_require_tools ibsim opensm ibnetdiscover jq
 ry_tmpdir
 [[ -n "${RY_KEEP_TMP:-}" ]] && ry_log "work directory: $RY_TMP"
@@ -82,6 +106,7 @@ fi
 [[ -n "$link" ]] || ry_fail "no leaf uplink found in the fabric"
 link_desc=$(awk -v n="${link%%[*}" '/^Switch/ && $3 == n { d = $0; sub(/^[^#]*# "/, "", d); sub(/".*$/, "", d); print d }' fabric.net)
 echo 'osm_ucast_mgr.c 0x07' >per_module.conf
+printf 'log_level: info\n' >railyard-plugin.yaml
 
 now_us() { date +%H:%M:%S.%N | awk -F'[:.]' '{ printf "%.0f\n", (($1 * 60 + $2) * 60 + $3) * 1e6 + substr($4, 1, 6) }'; }
 # OpenSM log line "Mon DD HH:MM:SS usec [...]" -> microseconds since midnight
@@ -116,11 +141,23 @@ status=0
 for e in $engines; do
   rm -f "$RY_TMP/ibsim.console"
   ry_start_ibsim fabric.net --console
-  ry_start_opensm --timeout "$timeout" --conf 'log_flags 0x43' \
-    --conf "per_module_logging_file $RY_TMP/per_module.conf" -- -R "$e"
-  cp "$RY_OPENSM_DIR/opensm-lfts.dump" "$e.before.dump"
+  osm_conf=(--conf "per_module_logging_file $RY_TMP/per_module.conf")
+  ((light)) || osm_conf+=(--conf 'log_flags 0x43')
+  if [[ $e == railyard ]]; then
+    LD_LIBRARY_PATH=$plugin_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+      ry_start_opensm --timeout "$timeout" "${osm_conf[@]}" \
+      --conf "event_plugin_name osmrailyard" \
+      --conf "event_plugin_options $RY_TMP/railyard-plugin.yaml" \
+      --conf "routing_engine railyard"
+  else
+    ry_start_opensm --timeout "$timeout" "${osm_conf[@]}" -- -R "$e"
+  fi
+  ((light)) || cp "$RY_OPENSM_DIR/opensm-lfts.dump" "$e.before.dump"
   engine0=$(ry_opensm_engine)
-  ry_diag ibnetdiscover >"$e.before.topo" 2>/dev/null || ry_fail "ibnetdiscover failed"
+  ((light)) || ry_diag ibnetdiscover >"$e.before.topo" 2>/dev/null || ry_fail "ibnetdiscover failed"
+  if [[ $e == railyard ]]; then
+    ry_log "railyard first pass: $(grep -E 'railyard: pass 1: time ' "$RY_OPENSM_LOG" | sed 's/.*railyard: //')"
+  fi
   for ev in Unlink ReLink; do
     n0=$(wc -l <"$RY_OPENSM_LOG")
     ups=$(ry_log_count 'SUBNET UP')
@@ -128,7 +165,7 @@ for e in $engines; do
     ry_ibsim_cmd "$ev $link"
     ry_wait_log 'SUBNET UP' "$timeout" "$RY_OPENSM_LOG" $((ups + 1))
     sleep 0.5  # the dump is written before SUBNET UP; let a racing sweep settle
-    cp "$RY_OPENSM_DIR/opensm-lfts.dump" "$e.$ev.dump"
+    ((light)) || cp "$RY_OPENSM_DIR/opensm-lfts.dump" "$e.$ev.dump"
     tail -n +"$((n0 + 1))" "$RY_OPENSM_LOG" >"$e.$ev.log"
     t_trap=$(first_after "$n0" 'Generic Notice|[Tt]rap|HEAVY SWEEP|heavy sweep')
     t_build=$(first_after "$n0" 'building routing with')
@@ -138,10 +175,18 @@ for e in $engines; do
     used=$(sed -n 's/.*osm_ucast_mgr_process: \(.*\) tables configured on all switches.*/\1/p' "$e.$ev.log" | tail -n 1)
     prev=$e.before.dump
     [[ $ev == ReLink ]] && prev=$e.Unlink.dump
-    change=$(lft_change "$prev" "$e.$ev.dump")
+    change="n/a (--light)"
+    ((light)) || change=$(lft_change "$prev" "$e.$ev.dump")
+    # railyard's own view of the pass: callback time and the blocks it changed.
+    pass="-"
+    if [[ $e == railyard ]]; then
+      cb=$(sed -n 's/.*railyard: pass [0-9]*: time .* total \([0-9.]*\) ms.*/\1/p' "$e.$ev.log" | tail -n 1)
+      blocks=$(sed -n 's/.*changed LFT blocks \([0-9]*\) on \([0-9]*\) of \([0-9]*\) switches.*/\1 blocks on \2 of \3 switches/p' "$e.$ev.log" | tail -n 1)
+      pass="${cb:-n/a} ms; ${blocks:-n/a}"
+    fi
     # Quality of the live tables on the fabric as it is now.
     quality="n/a | n/a | n/a"
-    if ry_diag ibnetdiscover >"$e.$ev.topo" 2>/dev/null; then
+    if ((!light)) && ry_diag ibnetdiscover >"$e.$ev.topo" 2>/dev/null; then
       rc=0
       "$railyard" verify --topo "$e.$ev.topo" --lfts "$e.$ev.dump" --json --permutations 2 \
         >"$e.$ev.verify.json" 2>"$e.$ev.verify.err" || rc=$?
@@ -153,12 +198,13 @@ for e in $engines; do
     fi
     eng="${used:-?}"
     [[ "$tried" == *,* ]] && eng="$eng (tried $tried)"
-    rows+=("| $e | $ev | $engine0 -> $eng | $(ms "$t0" "$t_trap") | $(ms "$t_build" "$t_conf") | $(ms "$t0" "$t_conf") | $(ms "$t0" "$t_up") | $change | $quality |")
+    rows+=("| $e | $ev | $engine0 -> $eng | $(ms "$t0" "$t_trap") | $(ms "$t_build" "$t_conf") | $(ms "$t0" "$t_conf") | $(ms "$t0" "$t_up") | $change | $quality | $pass |")
     [[ -n "$used" ]] || status=1
   done
   ry_stop_ibsim
-  last=$e
+  [[ $e == railyard ]] || last=$e
 done
+((light)) && last=""
 
 # railyard on the same events, offline: its tables for the fabric before and
 # after each event (the topologies discovered in the last engine's run, same
@@ -171,16 +217,16 @@ if [[ -n "${last:-}" && -s "$last.before.topo" ]]; then
   prev=before
   for st in before Unlink ReLink; do
     [[ -s "$last.$st.topo" ]] || continue
-    "$railyard" route --topo "$last.$st.topo" -o "railyard.$st.dump" 2>"railyard.$st.route.err" ||
-      { cat "railyard.$st.route.err" >&2; ry_fail "railyard route failed"; }
+    "$railyard" route --topo "$last.$st.topo" -o "offline.$st.dump" 2>"offline.$st.route.err" ||
+      { cat "offline.$st.route.err" >&2; ry_fail "railyard route failed"; }
     [[ $st == before ]] && continue
     rc=0
-    "$railyard" verify --topo "$last.$st.topo" --lfts "railyard.$st.dump" --json --permutations 2 \
-      >"railyard.$st.verify.json" 2>/dev/null || rc=$?
+    "$railyard" verify --topo "$last.$st.topo" --lfts "offline.$st.dump" --json --permutations 2 \
+      >"offline.$st.verify.json" 2>/dev/null || rc=$?
     quality="n/a | n/a | n/a"
-    ((rc <= 1)) && quality=$(quality_of "railyard.$st.verify.json")
-    rt=$(sed -n 's/.* route \([0-9.]*\) ms.*/\1/p' "railyard.$st.route.err" | awk 'NR == 1')
-    rows+=("| railyard (offline) | $st | railyard | - | ${rt:-n/a} (offline) | - | - | $(lft_change "railyard.$prev.dump" "railyard.$st.dump") | $quality |")
+    ((rc <= 1)) && quality=$(quality_of "offline.$st.verify.json")
+    rt=$(sed -n 's/.* route \([0-9.]*\) ms.*/\1/p' "offline.$st.route.err" | awk 'NR == 1')
+    rows+=("| railyard (offline) | $st | railyard | - | ${rt:-n/a} (offline) | - | - | $(lft_change "offline.$prev.dump" "offline.$st.dump") | $quality | - |")
     prev=$st
   done
 fi
@@ -190,8 +236,8 @@ echo
 port=${link##*[}; port=${port%]}
 echo "Fabric: $gen_summary. Link cut and restored: \`$link\` (\"$link_desc\" port $port)."
 echo
-echo "| engine | event | engine used (before -> after) | to trap/sweep (ms) | route (ms, log) | to tables sent (ms) | to SUBNET UP (ms) | LFT change vs. the tables before the event (OpenSM dumps) | reachable CA pairs after | rail-aligned shifts max / bound after | all-to-all max / bound after |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "| engine | event | engine used (before -> after) | to trap/sweep (ms) | route (ms, log) | to tables sent (ms) | to SUBNET UP (ms) | LFT change vs. the tables before the event (OpenSM dumps) | reachable CA pairs after | rail-aligned shifts max / bound after | all-to-all max / bound after | railyard pass: callback time; changed blocks |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 printf '%s\n' "${rows[@]}"
 echo
 exit "$status"
