@@ -253,6 +253,55 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
       const int lid = static_cast<int>(query_int(req, "lid", -1, 1, 0xBFFF));
       return json_response(200, render_ar_switch(*v, **ar, index, lid));
     }
+    case EndpointId::kJobsList: {
+      json list = json::array();
+      for (const ctl::JobRecord& j : c_.store().jobs(!query_flag(req, "all"))) {
+        json item = render_job(j);
+        // The list is a summary: trees without their switch lists.
+        for (json& t : item["trees"]) t.erase("switches");
+        list.push_back(item);
+      }
+      return json_response(200, {{"jobs", list}});
+    }
+    case EndpointId::kJobGet: {
+      std::optional<ctl::JobRecord> j = c_.store().job(params.at("id"));
+      if (!j) throw BadRequest{404, "no job '" + params.at("id") + "'"};
+      return json_response(200, render_job(*j));
+    }
+    case EndpointId::kJobCreate: {
+      const json j = parse_object(req.body, {"id", "hosts", "cas", "rails"});
+      ctl::JobRequest job;
+      job.id = get_string(j, "id", true, 128);
+      if (job.id.empty()) throw BadRequest{400, "field 'id' must not be empty"};
+      auto strings = [&](const char* key, std::vector<std::string>* out) {
+        if (!j.contains(key)) return;
+        if (!j[key].is_array()) throw BadRequest{400, std::string("field '") + key + "' must be a list of names"};
+        for (const json& v : j[key]) {
+          if (!v.is_string() || v.get<std::string>().empty()) {
+            throw BadRequest{400, std::string("field '") + key + "' must hold non-empty strings"};
+          }
+          out->push_back(v.get<std::string>());
+        }
+      };
+      strings("hosts", &job.hosts);
+      strings("cas", &job.cas);
+      if (job.hosts.empty() && job.cas.empty()) throw BadRequest{400, "a job needs 'hosts' or 'cas'"};
+      if (j.contains("rails")) {
+        if (!j["rails"].is_array()) throw BadRequest{400, "field 'rails' must be a list of rail numbers"};
+        for (const json& r : j["rails"]) {
+          if (!r.is_number_integer() || r.get<int64_t>() < 0 || r.get<int64_t>() > 1023) {
+            throw BadRequest{400, "field 'rails' must hold integers 0..1023"};
+          }
+          job.rails.push_back(static_cast<int32_t>(r.get<int64_t>()));
+        }
+      }
+      const ctl::JobOutcome o = c_.create_job(job, actor);
+      return outcome_response(o, o.job ? render_job(*o.job) : json::object());
+    }
+    case EndpointId::kJobDelete: {
+      const ctl::JobOutcome o = c_.delete_job(params.at("id"), actor);
+      return outcome_response(o, o.job ? json{{"job", render_job(*o.job)}} : json::object());
+    }
     default: break;
   }
   throw BadRequest{501, "not implemented: " + std::string(e.pattern)};

@@ -15,6 +15,7 @@ constexpr QueryParam kDryRun[] = {{"dry_run", "true: say what would change, chan
 constexpr QueryParam kDrainCreateQuery[] = {{"dry_run", "true: say what would change, change nothing"},
                                             {"force", "true: drain even if CA pairs would be cut"}};
 constexpr QueryParam kRouteQuery[] = {{"src_port", "the source CA's port (default: its first cabled port)"}};
+constexpr QueryParam kJobsQuery[] = {{"all", "true: also refused and deleted jobs"}};
 constexpr QueryParam kArQuery[] = {{"lid", "only this destination LID"}};
 
 constexpr Endpoint kEndpoints[] = {
@@ -53,6 +54,15 @@ constexpr Endpoint kEndpoints[] = {
      "Adaptive-routing groups: per switch counts, maximum, over-limit switches", {}, ""},
     {EndpointId::kAr, "GET", "/api/v1/ar/{switch}", Role::kViewer, false,
      "One switch's AR group table and destination -> group map", kArQuery, ""},
+    {EndpointId::kJobsList, "GET", "/api/v1/jobs", Role::kViewer, false,
+     "SHARP jobs and their aggregation trees (active by default)", kJobsQuery, ""},
+    {EndpointId::kJobCreate, "POST", "/api/v1/jobs", Role::kOperator, true,
+     "Allocate SHARP trees for a job: one per rail, shallowest root, capacity shared by all jobs", {},
+     R"({"id": "job-42", "hosts": ["node001", "node002"], "cas": ["node003 mlx5_0"], "rails": [0, 1]})"},
+    {EndpointId::kJobGet, "GET", "/api/v1/jobs/{id}", Role::kViewer, false,
+     "One job: per rail the root, each switch's parent and children, each leaf's CAs, height, fan-in", {}, ""},
+    {EndpointId::kJobDelete, "DELETE", "/api/v1/jobs/{id}", Role::kOperator, true,
+     "Release a job's SHARP trees (frees their switch slots)", {}, ""},
 };
 
 // "/api/v1/routes/{src}/{dst}" against "/api/v1/routes/a/b".

@@ -247,6 +247,20 @@ json render_event(const ctl::EventRecord& e) {
   return j;
 }
 
+json render_job(const ctl::JobRecord& j) {
+  json request = json::parse(j.request, nullptr, false);
+  json trees = json::parse(j.trees, nullptr, false);
+  return {{"id", j.id},
+          {"status", j.status},
+          {"detail", j.detail},
+          {"version", j.version},
+          {"created_by", j.created_by},
+          {"created_at", j.created_at},
+          {"updated_at", j.updated_at},
+          {"request", request.is_discarded() ? json(nullptr) : request},
+          {"trees", trees.is_discarded() ? json::array() : trees}};
+}
+
 json render_impact(const ctl::DrainImpact& i) {
   json cut = json::array();
   for (const ctl::CutPair& p : i.cut) {

@@ -23,6 +23,7 @@ nlohmann::json render_event(const controller::EventRecord& event);
 nlohmann::json render_impact(const controller::DrainImpact& impact);
 nlohmann::json render_ar_summary(const controller::FabricView& view, const routing::ArTables& ar);
 nlohmann::json render_ar_switch(const controller::FabricView& view, const routing::ArTables& ar, uint32_t sw, int lid);
+nlohmann::json render_job(const controller::JobRecord& job);
 std::string render_slurm(const controller::FabricView& view);
 std::string render_metrics(const controller::Controller& c, const controller::FabricView* view,
                            const std::vector<controller::LinkStatus>& links, size_t drains);

@@ -86,7 +86,7 @@ Status Controller::start() {
     Result<std::shared_ptr<const FabricView>> view =
         build_view(std::move(current), effective_policy(drains), "offline " + config_.topology_file, next_version_++);
     if (!view) return Error{config_.topology_file + ": " + view.error().message};
-    view_ = *view;
+    set_view(*view);
     if (Status s = write_policy_file(view_->policy); !s) return s;
   } else {
     // Until the plugin's first snapshot there is no fabric; the policy file
@@ -277,7 +277,10 @@ RerouteRecord Controller::push_reroute(const Actor& actor, const std::string& re
   return r;
 }
 
-void Controller::set_view(std::shared_ptr<const FabricView> view) { view_ = std::move(view); }
+void Controller::set_view(std::shared_ptr<const FabricView> view) {
+  view_ = std::move(view);
+  sharp_follow_view();
+}
 
 DrainOutcome Controller::drain(const DrainRequest& request, const Actor& actor, bool dry_run, bool force) {
   std::lock_guard lock(mu_);

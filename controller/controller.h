@@ -33,6 +33,7 @@
 #include "controller/store.h"
 #include "routing/ar_groups.h"
 #include "routing/route_diff.h"
+#include "routing/sharp_allocator.h"
 
 namespace railyard::controller {
 
@@ -96,6 +97,17 @@ struct LinkEventOutcome : Outcome {
   std::optional<RerouteRecord> reroute;
 };
 
+struct JobRequest {
+  std::string id;
+  std::vector<std::string> hosts;  // host names (all their CAs)
+  std::vector<std::string> cas;    // CA names, GUIDs
+  std::vector<int32_t> rails;      // only these rails; empty = all of the job's
+};
+
+struct JobOutcome : Outcome {
+  std::optional<JobRecord> job;
+};
+
 struct LinkStatus {
   LinkId link;   // invalid when the link is not in the current fabric (live: gone)
   std::string key;        // canonical name
@@ -139,6 +151,13 @@ class Controller {
   RerouteOutcome reroute(const Actor& actor, const std::string& reason);
   LinkEventOutcome link_event(const LinkEventRequest& request, const Actor& actor);
 
+  // SHARP jobs (sharp_jobs.cpp): trees per rail, capacity shared by all jobs,
+  // recomputed when the fabric view changes; persisted in the store.
+  JobOutcome create_job(const JobRequest& request, const Actor& actor);
+  JobOutcome delete_job(const std::string& id, const Actor& actor);
+  // Trees in use on a switch (all jobs), for the API.
+  uint32_t sharp_trees_on(NodeId sw) const;
+
   // Every link of the current view plus links known down but absent from it.
   std::vector<LinkStatus> links() const;
 
@@ -170,6 +189,9 @@ class Controller {
   RerouteRecord push_reroute(const Actor& actor, const std::string& reason, bool policy_changed);
   void finish_request(const std::string& id, bool applied, const std::string& detail, double now);
   void set_view(std::shared_ptr<const FabricView> view);
+  // After the view changed (mu_ held): recompute the SHARP jobs' trees.
+  void sharp_follow_view();
+  Result<routing::SharpAllocation> sharp_allocate(const JobRecord& job);
   std::vector<std::string> down_links() const;
   void record_event(const std::string& source, const std::string& type, const nlohmann::json& body,
                     const std::string& external_id = {});
@@ -193,6 +215,9 @@ class Controller {
   Counters counters_;
   uint64_t request_counter_ = 0;
   uint64_t lft_changes_in_pass_ = 0;
+
+  std::optional<routing::SharpAllocator> sharp_;
+  uint64_t sharp_version_ = 0;  // view version the allocator follows
 
   std::mutex ar_mu_;  // one AR computation at a time
   uint64_t ar_version_ = 0;

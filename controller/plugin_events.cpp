@@ -115,7 +115,7 @@ void Controller::handle_fabric_snapshot(const nlohmann::json& event) {
     record_event("controller", "snapshot_rejected", {{"pass", pass}, {"error", v.error().message}});
     return;
   }
-  view_ = *v;
+  set_view(*v);
   note_link_changes(before.get(), *view_);
 }
 

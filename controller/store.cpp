@@ -41,6 +41,9 @@ CREATE TABLE IF NOT EXISTS audit (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   time REAL NOT NULL, actor TEXT NOT NULL, role TEXT NOT NULL, action TEXT NOT NULL,
   request TEXT NOT NULL, status INTEGER NOT NULL, result TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS jobs (
+  id TEXT PRIMARY KEY, request TEXT NOT NULL, trees TEXT NOT NULL, status TEXT NOT NULL, detail TEXT NOT NULL,
+  created_by TEXT NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL, version INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS reroutes (
   id TEXT PRIMARY KEY, requested_at REAL NOT NULL, requested_by TEXT NOT NULL, reason TEXT NOT NULL,
   status TEXT NOT NULL, finished_at REAL, latency_ms REAL, detail TEXT NOT NULL);
@@ -150,6 +153,13 @@ RerouteRecord read_reroute(const Stmt& s) {
 
 constexpr const char* kRerouteColumns =
     "SELECT id, requested_at, requested_by, reason, status, finished_at, latency_ms, detail FROM reroutes ";
+
+constexpr const char* kJobColumns =
+    "SELECT id, request, trees, status, detail, created_by, created_at, updated_at, version FROM jobs ";
+
+JobRecord read_job(const Stmt& s) {
+  return JobRecord{s.text(0), s.text(1), s.text(2), s.text(3), s.text(4), s.text(5), s.real(6), s.real(7), s.integer(8)};
+}
 
 }  // namespace
 
@@ -287,6 +297,33 @@ std::vector<AuditRecord> Store::audit_since(int64_t after_id, uint32_t limit) co
     out.push_back(AuditRecord{s.integer(0), s.real(1), s.text(2), s.text(3), s.text(4), s.text(5),
                               static_cast<int>(s.integer(6)), s.text(7)});
   }
+  return out;
+}
+
+void Store::put_job(const JobRecord& r) {
+  std::lock_guard lock(mu_);
+  Stmt s(db_,
+         "INSERT OR REPLACE INTO jobs (id, request, trees, status, detail, created_by, created_at, updated_at, version) "
+         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  s.bind(1, r.id).bind(2, r.request).bind(3, r.trees).bind(4, r.status).bind(5, r.detail).bind(6, r.created_by);
+  s.bind(7, r.created_at).bind(8, r.updated_at).bind(9, r.version);
+  s.step();
+}
+
+std::optional<JobRecord> Store::job(const std::string& id) const {
+  std::lock_guard lock(mu_);
+  Stmt s(db_, (std::string(kJobColumns) + "WHERE id = ?").c_str());
+  s.bind(1, id);
+  if (!s.step()) return std::nullopt;
+  return read_job(s);
+}
+
+std::vector<JobRecord> Store::jobs(bool active_only) const {
+  std::lock_guard lock(mu_);
+  Stmt s(db_, (std::string(kJobColumns) + (active_only ? "WHERE status = 'active' " : "") +
+               "ORDER BY created_at, rowid").c_str());
+  std::vector<JobRecord> out;
+  while (s.step()) out.push_back(read_job(s));
   return out;
 }
 

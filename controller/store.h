@@ -84,6 +84,19 @@ struct LinkStateRecord {
   std::string reason;
 };
 
+// A SHARP job: the scheduler's request and the trees it holds now.
+struct JobRecord {
+  std::string id;
+  std::string request;   // JSON: {"hosts": [...], "cas": [...], "rails": [...]}
+  std::string trees;     // JSON array of trees (controller/sharp_jobs.h), "[]" when none
+  std::string status;    // active | refused | deleted
+  std::string detail;    // why refused/deleted, what changed
+  std::string created_by;
+  double created_at = 0;
+  double updated_at = 0;
+  int64_t version = 1;   // +1 whenever its trees are recomputed
+};
+
 class Store {
  public:
   // Opens (creating) the database and its schema.
@@ -115,6 +128,11 @@ class Store {
 
   void add_audit(const AuditRecord& rec);
   std::vector<AuditRecord> audit_since(int64_t after_id, uint32_t limit) const;
+
+  void put_job(const JobRecord& rec);  // insert or replace
+  std::optional<JobRecord> job(const std::string& id) const;
+  // Jobs in creation order; active_only = status active.
+  std::vector<JobRecord> jobs(bool active_only) const;
 
   void put_reroute(const RerouteRecord& rec);  // insert or replace
   std::vector<RerouteRecord> reroutes(uint32_t limit) const;

@@ -9,6 +9,7 @@
 #include <boost/beast/http.hpp>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -413,6 +414,98 @@ TEST_F(ApiTest, StateSurvivesARestart) {
   // Still applied: routes from leaf g000 r0 avoid port 9.
   json route = d.get("/api/v1/routes/node001%20mlx5_0/node016%20mlx5_0").doc();
   EXPECT_NE(route["hops"][1].value("out_port", 0), 9);
+}
+
+std::string all_hosts_job(const std::string& id) {
+  json hosts = json::array();
+  for (int h = 1; h <= 16; ++h) {
+    char name[16];
+    std::snprintf(name, sizeof name, "node%03d", h);
+    hosts.push_back(name);
+  }
+  return json{{"id", id}, {"hosts", hosts}}.dump();
+}
+
+TEST_F(ApiTest, SharpJobsShareCapacityAndFollowFailures) {
+  int64_t version = 0;
+  {
+    Daemon d(dir_);
+    Reply made = d.post("/api/v1/jobs", all_hosts_job("job-1"));
+    ASSERT_EQ(made.status, 201) << made.body;
+    json job = made.doc();
+    ASSERT_EQ(job["trees"].size(), 4u) << "one tree per rail";
+    std::set<int> rails;
+    for (const json& t : job["trees"]) {
+      rails.insert(t["rail"].get<int>());
+      EXPECT_EQ(t["cas"], 16);
+      // Two leaves of the rail under one spine: height 1, every switch's
+      // parent is the root, every leaf holds the rail's 8 CAs of its group.
+      EXPECT_EQ(t["height"], 1);
+      ASSERT_EQ(t["switches"].size(), 3u) << t.dump();
+      EXPECT_EQ(t["switches"][0]["switch"], t["root"]);
+      EXPECT_TRUE(t["switches"][0]["parent"].is_null());
+      for (size_t i = 1; i < 3; ++i) {
+        EXPECT_EQ(t["switches"][i]["parent"], t["root"]);
+        EXPECT_EQ(t["switches"][i]["cas"].size(), 8u);
+        EXPECT_NE(t["switches"][i]["switch"].get<std::string>().find(" r" + std::to_string(t["rail"].get<int>())),
+                  std::string::npos)
+            << "rail-aligned leaves";
+      }
+    }
+    EXPECT_EQ(rails, (std::set<int>{0, 1, 2, 3}));
+
+    // Leaves hold 4 trees (the default): jobs 2..4 fit, the 5th is refused.
+    for (int i = 2; i <= 4; ++i) ASSERT_EQ(d.post("/api/v1/jobs", all_hosts_job("job-" + std::to_string(i))).status, 201);
+    Reply full = d.post("/api/v1/jobs", all_hosts_job("job-5"));
+    EXPECT_EQ(full.status, 409) << full.body;
+    EXPECT_NE(full.body.find("capacity exhausted"), std::string::npos) << full.body;
+    EXPECT_EQ(d.post("/api/v1/jobs", all_hosts_job("job-1")).status, 409) << "ids are unique";
+    EXPECT_EQ(d.get("/api/v1/jobs").doc()["jobs"].size(), 4u);
+    ASSERT_EQ(d.del("/api/v1/jobs/job-4").status, 200);
+    EXPECT_EQ(d.del("/api/v1/jobs/job-4").status, 404);
+    EXPECT_EQ(d.post("/api/v1/jobs", all_hosts_job("job-5")).status, 201) << "deleting freed the slots";
+
+    // A link of job-1's rail-0 tree fails: its trees are recomputed around it.
+    json t0 = d.get("/api/v1/jobs/job-1").doc()["trees"][0];
+    const std::string leaf = t0["switches"][1]["switch"];
+    const std::string root = t0["root"];
+    // The leaf's port toward the root, from the fabric's link list.
+    int port = 0;
+    const json links = d.get("/api/v1/links").doc();
+    for (const json& l : links["links"]) {
+      if (l["a"]["node"] == leaf && l["b"]["node"] == root) port = l["a"]["port"];
+      if (l["b"]["node"] == leaf && l["a"]["node"] == root) port = l["b"]["port"];
+    }
+    ASSERT_NE(port, 0) << leaf << " / " << root << " / " << t0.dump().substr(0, 300);
+    json ev = {{"id", "mon-sharp"}, {"node", leaf}, {"port", port}, {"state", "down"}};
+    ASSERT_EQ(d.post("/api/v1/events/link", ev.dump()).status, 201);
+    json after = d.get("/api/v1/jobs/job-1").doc();
+    EXPECT_EQ(after["status"], "active");
+    EXPECT_GT(after["version"].get<int>(), 1);
+    version = after["version"];
+    for (const json& s2 : after["trees"][0]["switches"]) {
+      EXPECT_FALSE(s2["switch"] == leaf && s2["parent"] == root) << "the tree still uses the failed link";
+    }
+    bool seen = false;
+    const json events = d.get("/api/v1/events?since=0").doc();
+    for (const json& e : events["events"]) seen |= e["type"] == "sharp_job_changed";
+    EXPECT_TRUE(seen);
+
+    EXPECT_EQ(d.post("/api/v1/jobs", R"({"id": "x", "hosts": ["nobody"]})").status, 404);
+    EXPECT_EQ(d.post("/api/v1/jobs", R"({"id": "x"})").status, 400);
+    EXPECT_EQ(d.post("/api/v1/jobs", R"({"id": "x", "hosts": "node001"})").status, 400);
+    EXPECT_EQ(d.post("/api/v1/jobs", R"({"id": "x", "hosts": ["node001"], "rails": [9]})").status, 400);
+    EXPECT_EQ(d.post("/api/v1/jobs", R"({"id": "x", "hosts": ["node001"]})", kViewer).status, 403);
+  }
+  // Jobs survive a restart with their trees.
+  Daemon d(dir_);
+  json jobs = d.get("/api/v1/jobs").doc()["jobs"];
+  ASSERT_EQ(jobs.size(), 4u);
+  json again = d.get("/api/v1/jobs/job-1").doc();
+  EXPECT_EQ(again["status"], "active");
+  EXPECT_GE(again["version"].get<int64_t>(), version);
+  EXPECT_EQ(d.get("/api/v1/jobs/job-4").doc()["status"], "deleted");
+  EXPECT_EQ(d.get("/api/v1/jobs?all=true").doc()["jobs"].size(), 5u);
 }
 
 }  // namespace

@@ -1,0 +1,185 @@
+// Controller: SHARP jobs. The allocator (routing/sharp_allocator.h) follows
+// the fabric view; every change of a job's trees is persisted with the job,
+// and recorded as an event (sharp_job_changed / sharp_job_refused).
+#include <nlohmann/json.hpp>
+
+#include "controller/controller.h"
+#include "routing/node_lookup.h"
+
+namespace railyard::controller {
+
+using nlohmann::json;
+
+namespace {
+
+std::string guid_of(const routing::Fabric& f, NodeId n) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(f.node(n).guid.value));
+  return buf;
+}
+
+// The persisted (and served) form of a job's trees.
+std::string trees_json(const routing::Fabric& f, const std::vector<routing::SharpTree>& trees) {
+  json out = json::array();
+  for (const routing::SharpTree& t : trees) {
+    json switches = json::array();
+    for (const routing::SharpTreeSwitch& s : t.switches) {
+      json children = json::array(), cas = json::array();
+      for (NodeId c : s.children) children.push_back(f.desc(c));
+      for (NodeId c : s.cas) cas.push_back(f.desc(c));
+      json sw = {{"switch", f.desc(s.node)}, {"guid", guid_of(f, s.node)}, {"depth", s.depth},
+                 {"children", children},     {"cas", cas},                 {"fan_in", s.fan_in()}};
+      sw["parent"] = s.parent.valid() ? json(std::string(f.desc(s.parent))) : json(nullptr);
+      switches.push_back(sw);
+    }
+    out.push_back({{"rail", t.rail},
+                   {"root", f.desc(t.root)},
+                   {"root_guid", guid_of(f, t.root)},
+                   {"height", t.height},
+                   {"min_height", t.min_height},
+                   {"max_fan_in", t.max_fan_in},
+                   {"degraded", t.degraded},
+                   {"cas", t.num_cas()},
+                   {"switches", switches}});
+  }
+  return out.dump();
+}
+
+int status_for(const std::string& message) {
+  if (message.find("unknown host") != std::string::npos || message.find("unknown CA") != std::string::npos) return 404;
+  if (message.find("capacity exhausted") != std::string::npos || message.find("already holds") != std::string::npos ||
+      message.find("not connected") != std::string::npos || message.find("no healthy") != std::string::npos) {
+    return 409;
+  }
+  return 400;
+}
+
+}  // namespace
+
+Result<routing::SharpAllocation> Controller::sharp_allocate(const JobRecord& job) {
+  if (!sharp_) return Error{"no fabric yet"};
+  json req = json::parse(job.request, nullptr, false);
+  if (!req.is_object()) return Error{"job '" + job.id + "': stored request is not JSON"};
+  routing::SharpJob sj;
+  sj.id = job.id;
+  for (const auto& h : req.value("hosts", json::array())) sj.hosts.push_back(h.get<std::string>());
+  for (const auto& c : req.value("cas", json::array())) {
+    Result<NodeId> n = routing::find_node(view_->fabric, c.get<std::string>());
+    if (!n) return Error{"job '" + job.id + "': unknown CA '" + c.get<std::string>() + "'"};
+    sj.cas.push_back(*n);
+  }
+  for (const auto& r : req.value("rails", json::array())) sj.rails.push_back(r.get<int32_t>());
+  Result<routing::SharpAllocation> a = sharp_->allocate(sj);
+  if (!a) return a.error();
+  return *a;
+}
+
+void Controller::sharp_follow_view() {
+  if (!view_ || sharp_version_ == view_->version) return;
+  sharp_version_ = view_->version;
+  const double now = unix_now();
+  std::vector<uint8_t> drained = view_->options.drained;
+  if (!drained.empty()) drained.resize(view_->fabric.num_links(), 0);
+  if (!sharp_) {
+    Result<routing::SharpAllocator> a = routing::SharpAllocator::create(view_->fabric, view_->rails, std::move(drained),
+                                                                        view_->policy.sharp.trees_per_switch);
+    if (!a) {
+      record_event("controller", "sharp_unavailable", {{"error", a.error().message}});
+      return;
+    }
+    sharp_.emplace(std::move(*a));
+    // Jobs held before a restart get their trees again, in creation order.
+    for (JobRecord job : store_->jobs(true)) {
+      Result<routing::SharpAllocation> got = sharp_allocate(job);
+      if (got) {
+        const std::string trees = trees_json(view_->fabric, got->trees);
+        if (trees != job.trees) {
+          job.trees = trees;
+          ++job.version;
+          job.updated_at = now;
+          job.detail = "trees recomputed at start";
+        }
+      } else {
+        job.status = "refused";
+        job.detail = got.error().message;
+        job.trees = "[]";
+        job.updated_at = now;
+        record_event("controller", "sharp_job_refused", {{"job", job.id}, {"reason", job.detail}});
+      }
+      store_->put_job(job);
+    }
+    return;
+  }
+  Result<routing::SharpRecompute> r = sharp_->update(view_->fabric, view_->rails, std::move(drained));
+  if (!r) {
+    record_event("controller", "sharp_unavailable", {{"error", r.error().message}});
+    return;
+  }
+  for (const std::string& id : r->changed) {
+    std::optional<JobRecord> job = store_->job(id);
+    const routing::SharpAllocation* a = sharp_->find(id);
+    if (!job || !a) continue;
+    job->trees = trees_json(view_->fabric, a->trees);
+    ++job->version;
+    job->updated_at = now;
+    job->detail = "trees recomputed after a fabric change (" + view_->origin + ")";
+    store_->put_job(*job);
+    record_event("controller", "sharp_job_changed", {{"job", id}, {"version", job->version}});
+  }
+  for (const routing::SharpRecompute::Refused& ref : r->refused) {
+    std::optional<JobRecord> job = store_->job(ref.job_id);
+    if (!job) continue;
+    job->status = "refused";
+    job->detail = ref.reason.message;
+    job->trees = "[]";
+    job->updated_at = now;
+    store_->put_job(*job);
+    record_event("controller", "sharp_job_refused", {{"job", ref.job_id}, {"reason", ref.reason.message}});
+  }
+}
+
+JobOutcome Controller::create_job(const JobRequest& request, const Actor& actor) {
+  std::lock_guard lock(mu_);
+  if (!view_ || !sharp_) return {{503, "no fabric yet"}};
+  if (std::optional<JobRecord> existing = store_->job(request.id); existing && existing->status == "active") {
+    JobOutcome out{{409, "job '" + request.id + "' already exists; DELETE it first"}};
+    out.job = existing;
+    return out;
+  }
+  JobRecord job;
+  job.id = request.id;
+  job.request = json{{"hosts", request.hosts}, {"cas", request.cas}, {"rails", request.rails}}.dump();
+  job.created_by = actor.name;
+  job.created_at = job.updated_at = unix_now();
+  job.status = "active";
+  Result<routing::SharpAllocation> a = sharp_allocate(job);
+  if (!a) return {{status_for(a.error().message), a.error().message}};
+  job.trees = trees_json(view_->fabric, a->trees);
+  job.detail = "allocated on fabric version " + std::to_string(view_->version);
+  store_->put_job(job);
+  JobOutcome out{{201, "job '" + job.id + "': " + std::to_string(a->trees.size()) + " SHARP trees"}};
+  out.job = job;
+  return out;
+}
+
+JobOutcome Controller::delete_job(const std::string& id, const Actor& actor) {
+  std::lock_guard lock(mu_);
+  std::optional<JobRecord> job = store_->job(id);
+  if (!job || job->status == "deleted") return {{404, "no job '" + id + "'"}};
+  if (sharp_ && sharp_->find(id)) (void)sharp_->release(id);
+  job->status = "deleted";
+  job->detail = "deleted by " + actor.name;
+  job->trees = "[]";
+  job->updated_at = unix_now();
+  store_->put_job(*job);
+  JobOutcome out{{200, "job '" + id + "' deleted; its tree slots are free"}};
+  out.job = job;
+  return out;
+}
+
+uint32_t Controller::sharp_trees_on(NodeId sw) const {
+  std::lock_guard lock(mu_);
+  return sharp_ ? sharp_->trees_on(sw) : 0;
+}
+
+}  // namespace railyard::controller
