@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
   add_drain_commands(app, ctx);
   add_reroute_commands(app, ctx);
   add_event_commands(app, ctx);
+  add_job_commands(app, ctx);
 
   try {
     app.parse(argc, argv);

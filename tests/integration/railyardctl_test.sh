@@ -190,6 +190,27 @@ ry_assert_eq 2 "$(viewer --json reroutes | jq '[.reroutes[] | select(.requested_
   "reroutes --json"
 ry_pass "reroute, rate limit, reroutes"
 
+# ---- SHARP jobs -------------------------------------------------------------------
+# 32 servers x 8 rails, 2 groups: every rail's two leaves meet at a spine
+# (height 1). Leaves hold 4 trees (the default policy): the 5th whole-fabric
+# job is refused with exit 5, deleting one frees its slots.
+hosts=$(seq -f 'node%03g' 1 32 | paste -sd,)
+out=$(op --json job create j1 --hosts "$hosts")
+ry_assert_eq 8 "$(jq '.trees | length' <<<"$out")" "one tree per rail"
+ry_assert_eq '[1]' "$(jq -c '[.trees[].height] | unique' <<<"$out")" "tree heights on a 2-level ROFT"
+ry_assert_eq 32 "$(jq '[.trees[] | .cas] | min' <<<"$out")" "every tree holds its rail's 32 CAs"
+for j in j2 j3 j4; do op job create "$j" --hosts "$hosts" >/dev/null || ry_fail "job $j"; done
+ry_assert_eq 5 "$(rc op job create j5 --hosts "$hosts")" "the 5th whole-fabric job exits 5 (capacity)"
+ry_assert_contains "$(cat err.txt)" "capacity exhausted" "the refusal says why"
+ry_assert_eq 3 "$(rc viewer job create jv --hosts node001)" "a viewer cannot create jobs"
+ry_assert_eq 4 "$(rc op job create jx --hosts nobody)" "an unknown host exits 4"
+ry_assert_contains "$(op job show j1)" "rail 7: root" "job show lists the trees"
+ry_assert_eq 0 "$(rc op job delete j4)" "job delete"
+ry_assert_eq 4 "$(rc op job delete j4)" "deleting twice exits 4"
+ry_assert_eq 0 "$(rc op job create j5 --hosts "$hosts" --rails 0,1)" "capacity freed by the delete"
+ry_assert_eq 4 "$(viewer --json job list | jq '.jobs | length')" "job list"
+ry_pass "SHARP jobs: create, capacity refusal, show, delete, list"
+
 # ---- a live controller without its plugin ------------------------------------------
 # No OpenSM plugin connects: no fabric (503 -> exit 1) and a reroute cannot be
 # delivered (failed at once -> reroute --wait exits 7).
