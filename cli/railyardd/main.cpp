@@ -138,6 +138,16 @@ int main(int argc, char** argv) {
                "keeps drains, events and the audit log in SQLite, and pushes reroutes to OpenSM through\n"
                "the railyard plugin's socket (live) or re-routes a topology file (offline)."};
   app.set_version_flag("--version", "railyardd 0.1.0");
+  app.footer(
+      "The configuration (listen address, tokens, database, fabric source, policy files,\n"
+      "limits) is documented in config/railyardd.yaml; the API in docs/controller.md and at\n"
+      "GET /api/v1 (help) and /api/v1/openapi.json. SIGTERM stops it cleanly.\n\n"
+      "Examples:\n"
+      "  railyardd config check /etc/railyard/railyardd.yaml\n"
+      "  railyardd --config /etc/railyard/railyardd.yaml\n"
+      "  railyardd --config test.yaml --port 0 --port-file port   # any free port, written to ./port\n\n"
+      "Exit codes: 0 stopped by SIGTERM/SIGINT; 1 cannot start (database, fabric, socket, port);\n"
+      "2 invalid configuration or usage.");
   std::string config_path, port_file;
   int port = -1;
   unsigned threads = 2;
