@@ -136,12 +136,12 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
     }
     case EndpointId::kFabric: {
       auto v = need_view(c_);
-      return json_response(200, render_fabric_summary(*v, c_.links(), c_.store().active_drains().size()));
+      return json_response(200, render_fabric_summary(*v, *c_.links(), c_.store().active_drains().size()));
     }
     case EndpointId::kSwitches: return json_response(200, render_switches(*need_view(c_), c_.store().active_drains()));
     case EndpointId::kHosts: {
       auto v = need_view(c_);
-      return json_response(200, render_hosts(*v, c_.links()));
+      return json_response(200, render_hosts(*v, *c_.links()));
     }
     case EndpointId::kLinks: {
       std::string state;
@@ -152,7 +152,7 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
         }
       }
       auto v = c_.view();
-      return json_response(200, render_links(v.get(), c_.links(), state));
+      return json_response(200, render_links(v.get(), *c_.links(), state));
     }
     case EndpointId::kRoute: return route(c_, params, req);
     case EndpointId::kEvents: {
@@ -171,7 +171,7 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
     }
     case EndpointId::kMetrics: {
       auto v = c_.view();
-      return text_response(render_metrics(c_, v.get(), c_.links(), c_.store().active_drains().size()));
+      return text_response(render_metrics(c_, v.get(), *c_.links(), c_.store().active_drains().size()));
     }
     case EndpointId::kDrainsList: {
       json list = json::array();

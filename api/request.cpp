@@ -9,7 +9,7 @@ using nlohmann::json;
 HttpResponse json_response(int status, const json& body) {
   HttpResponse r;
   r.status = status;
-  r.body = body.dump(2) + "\n";
+  r.body = body.dump() + "\n";
   return r;
 }
 

@@ -279,6 +279,7 @@ RerouteRecord Controller::push_reroute(const Actor& actor, const std::string& re
 
 void Controller::set_view(std::shared_ptr<const FabricView> view) {
   view_ = std::move(view);
+  ++generation_;
   sharp_follow_view();
 }
 
@@ -329,6 +330,7 @@ DrainOutcome Controller::drain(const DrainRequest& request, const Actor& actor, 
     return out;
   }
   out.drain = store_->add_drain(record);
+  ++generation_;
   if (Status s = write_policy_file(next->policy); !s) {
     return {{500, "drain " + std::to_string(out.drain->id) + " stored but the policy file failed: " + s.error().message}};
   }
@@ -362,6 +364,7 @@ DrainOutcome Controller::undrain(int64_t id, const Actor& actor, bool dry_run) {
     return out;
   }
   store_->remove_drain(id, actor.name, unix_now());
+  ++generation_;
   out.drain = store_->drain(id);
   const policies::Policy policy = next ? next->policy : effective_policy(drains);
   if (Status s = write_policy_file(policy); !s) return {{500, s.error().message}};
@@ -435,6 +438,7 @@ LinkEventOutcome Controller::link_event(const LinkEventRequest& request, const A
     if (r.link == key) previous = r.state;
   }
   store_->add_link_state(LinkStateRecord{key, request.state, out.event.time, "rest", request.reason});
+  ++generation_;
   if (previous == request.state) return out;
 
   // Re-route around (or back over) the link.
@@ -452,9 +456,13 @@ LinkEventOutcome Controller::link_event(const LinkEventRequest& request, const A
   return out;
 }
 
-std::vector<LinkStatus> Controller::links() const {
+std::shared_ptr<const std::vector<LinkStatus>> Controller::links() const {
+  std::lock_guard cache_lock(links_mu_);
+  const uint64_t generation = generation_.load();
+  if (links_ && links_generation_ == generation) return links_;
   std::shared_ptr<const FabricView> v = view();
-  std::vector<LinkStatus> out;
+  auto result = std::make_shared<std::vector<LinkStatus>>();
+  std::vector<LinkStatus>& out = *result;
   std::map<std::string, std::string> states;
   for (const LinkStateRecord& r : store_->current_link_states()) states[r.link] = r.state;
   const std::vector<DrainRecord> drains = store_->active_drains();
@@ -483,7 +491,9 @@ std::vector<LinkStatus> Controller::links() const {
   for (const auto& [key, state] : states) {
     if (state == "down" && !seen.contains(key)) out.push_back(LinkStatus{LinkId(), key, "down", {}});
   }
-  return out;
+  links_ = std::move(result);
+  links_generation_ = generation;
+  return links_;
 }
 
 Result<std::shared_ptr<const routing::ArTables>> Controller::ar_tables() {

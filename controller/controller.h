@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <map>
@@ -159,7 +160,8 @@ class Controller {
   uint32_t sharp_trees_on(NodeId sw) const;
 
   // Every link of the current view plus links known down but absent from it.
-  std::vector<LinkStatus> links() const;
+  // Computed once per change (view, drains, link states) and shared.
+  std::shared_ptr<const std::vector<LinkStatus>> links() const;
 
   // The AR group tables of the current view, computed on first use per view.
   Result<std::shared_ptr<const routing::ArTables>> ar_tables();
@@ -215,6 +217,11 @@ class Controller {
   Counters counters_;
   uint64_t request_counter_ = 0;
   uint64_t lft_changes_in_pass_ = 0;
+
+  std::atomic<uint64_t> generation_{1};  // bumped by every change links() depends on
+  mutable std::mutex links_mu_;
+  mutable uint64_t links_generation_ = 0;
+  mutable std::shared_ptr<const std::vector<LinkStatus>> links_;
 
   std::optional<routing::SharpAllocator> sharp_;
   uint64_t sharp_version_ = 0;  // view version the allocator follows

@@ -120,6 +120,7 @@ void Controller::handle_fabric_snapshot(const nlohmann::json& event) {
 }
 
 void Controller::note_link_changes(const FabricView* before, const FabricView& after) {
+  ++generation_;
   std::set<std::string> now_up;
   const routing::Fabric& f = after.fabric;
   for (uint32_t i = 0; i < f.num_links(); ++i) {
