@@ -48,6 +48,11 @@ std::vector<uint64_t> leaf_order(const Fabric& fabric, const RailMap& rails) {
 Result<RoutingOptions> plan_routing(const Fabric& fabric, const policies::Policy& policy, const RailMap& rails) {
   RoutingOptions out;
   out.leaf_order_key = leaf_order(fabric, rails);
+  // A leaf's ring is its rail; switches without one (spines, rail-less leaves) share one more.
+  for (NodeId s : fabric.switches()) {
+    int32_t r = s.value() < rails.rail.size() ? rails.rail[s.value()] : kNoRail;
+    out.leaf_ring.push_back(r < 0 ? UINT32_MAX : static_cast<uint32_t>(r));
+  }
   const auto& d = policy.drains;
   if (!d.empty()) {
     out.drained.assign(fabric.num_links(), 0);

@@ -19,6 +19,9 @@
 //    tree this reproduces D-mod-K: each rail-aligned shift permutation loads
 //    every directed link with at most one flow. On a degraded tree the same
 //    counters re-spread the displaced destinations over the remaining links.
+//    A two-level tree whose leaves each miss at most one uplink is routed by
+//    a plan of substitute spines instead (unicast_engine/substitute_spines.h):
+//    every rail-aligned shift then loads every link with at most 2 flows.
 //  - Drains: drained links are used only by switches that have no legal route
 //    without them ("tier 2"); those pairs are reported.
 //  - Deterministic: same fabric and options give the same tables.
@@ -43,8 +46,14 @@ struct RoutingOptions {
   std::vector<uint8_t> drained;        // per LinkId, nonzero = avoid unless no other route
   // Order in which leaf switches' destinations are taken, as a sort key per
   // switch index (lower first; ties by switch index). Empty = node order.
-  // routing_order.h derives it from rails ("rail, then leaf, then port").
+  // plan_routing (routing_plan.h) derives it from rails ("rail, then leaf, then port").
   std::vector<uint64_t> leaf_order_key;
+  // Rail ("ring") of each leaf, per switch index: a rail-aligned shift sends
+  // from a leaf to the next leaves of its rail in leaf order, the last leaf
+  // to the first. Used to place substitute spines when leaves miss uplinks.
+  // Empty = all leaves one ring. plan_routing (routing_plan.h) fills it
+  // from the rail map.
+  std::vector<uint32_t> leaf_ring;
 };
 
 struct DestinationIssue {

@@ -53,6 +53,10 @@ void Engine::route_destination(Lid lid, uint32_t t, uint8_t port_at_target, uint
   begin_column(lid);
   put(t, port_at_target);
   ++report_.lids_routed;
+  if (substitutes_.covers(t) && port_at_target != 0) {  // a CA LID on a two-level tree missing uplinks
+    substitutes_.route(t, slot, column_);
+    return;
+  }
 
   // Primary chain: where this destination's traffic comes down. Secondary
   // chain: where it comes down for switches that cannot reach the primary

@@ -9,8 +9,8 @@
 namespace railyard::routing::unicast {
 
 Engine::Engine(const Fabric& fabric, const RoutingOptions& options, const SwitchGraph& graph, const Ranking& ranking,
-               ForwardingTables& tables, RoutingReport& report)
-    : fabric_(fabric), g_(graph), rk_(ranking), tables_(tables), report_(report) {
+               const SubstituteSpines& substitutes, ForwardingTables& tables, RoutingReport& report)
+    : fabric_(fabric), g_(graph), rk_(ranking), substitutes_(substitutes), tables_(tables), report_(report) {
   const uint32_t n = g_.num_switches();
   const uint32_t m = g_.num_entries();
   // One record per entry, so the hot loops touch one array, not five.

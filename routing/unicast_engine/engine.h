@@ -6,6 +6,8 @@
 //   chains.cpp             per destination: the primary and secondary chains
 //   destination_walk.cpp   per destination: chain cones, the other switches,
 //                          and the destination-major table batch
+//   substitute_spines.cpp  two-level trees missing uplinks: a spine per
+//                          (source leaf, destination) instead of chains
 //   route_unicast.cpp      the public entry point: checks, ranking, lanes
 #pragma once
 
@@ -18,6 +20,7 @@
 #include "routing/ranking.h"
 #include "routing/switch_graph.h"
 #include "routing/unicast_engine.h"
+#include "routing/unicast_engine/substitute_spines.h"
 
 namespace railyard::routing::unicast {
 
@@ -57,7 +60,7 @@ struct SwitchState {
 class Engine {
  public:
   Engine(const Fabric& fabric, const RoutingOptions& options, const SwitchGraph& graph, const Ranking& ranking,
-         ForwardingTables& tables, RoutingReport& report);
+         const SubstituteSpines& substitutes, ForwardingTables& tables, RoutingReport& report);
 
   // Routes the leaves of one lane (a contiguous share of the leaf order) and
   // every lanes-th switch LID. Lanes share nothing but the table, where they
@@ -146,6 +149,7 @@ class Engine {
   const Fabric& fabric_;
   const SwitchGraph& g_;
   const Ranking& rk_;
+  const SubstituteSpines& substitutes_;
   ForwardingTables& tables_;
   RoutingReport& report_;
 

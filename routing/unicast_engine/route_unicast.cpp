@@ -7,6 +7,7 @@
 
 #include "routing/unicast_engine.h"
 #include "routing/unicast_engine/engine.h"
+#include "routing/unicast_engine/substitute_spines.h"
 
 namespace railyard::routing {
 
@@ -23,6 +24,10 @@ Result<RoutingResult> route_unicast(const Fabric& fabric, const RoutingOptions& 
     return Error{"leaf order has " + std::to_string(options.leaf_order_key.size()) + " keys for " +
                  std::to_string(graph.num_switches()) + " switches"};
   }
+  if (!options.leaf_ring.empty() && options.leaf_ring.size() != graph.num_switches()) {
+    return Error{"leaf rings have " + std::to_string(options.leaf_ring.size()) + " entries for " +
+                 std::to_string(graph.num_switches()) + " switches"};
+  }
   std::vector<uint32_t> roots;
   for (NodeId r : options.roots) {
     uint32_t s = graph.switch_index(r);
@@ -30,6 +35,8 @@ Result<RoutingResult> route_unicast(const Fabric& fabric, const RoutingOptions& 
     roots.push_back(s);
   }
   Ranking ranking = rank_switches(graph, roots);
+  // Shared by both lanes, read only.
+  const unicast::SubstituteSpines substitutes(fabric, graph, ranking, options);
 
   RoutingResult out;
   out.tables = ForwardingTables(graph.num_switches(), fabric.max_lid().value + 1u);
@@ -49,7 +56,7 @@ Result<RoutingResult> route_unicast(const Fabric& fabric, const RoutingOptions& 
   for (uint32_t lane = 0; lane < kLanes; ++lane) {
     threads.emplace_back([&, lane] {
       try {
-        Engine engine(fabric, options, graph, ranking, out.tables, reports[lane]);
+        Engine engine(fabric, options, graph, ranking, substitutes, out.tables, reports[lane]);
         engine.run(options, lane, kLanes);
         engine.flush();
       } catch (...) {
@@ -74,6 +81,5 @@ Result<RoutingResult> route_unicast(const Fabric& fabric, const RoutingOptions& 
   std::sort(out.report.through_drained.begin(), out.report.through_drained.end(), by_lid);
   return out;
 }
-
 
 }  // namespace railyard::routing

@@ -125,9 +125,28 @@ TEST(UnicastEngine, EveryLeafLosingOneUplinkKeepsShiftLoadLow) {
       expect_clean(r);
       const auto& shifts = pattern(r.congestion, "rail-aligned shifts");
       EXPECT_EQ(shifts.lower_bound, 2u);
-      // The target is 2 (the bound); railyard reaches 3 on 2 levels
-      // and 4 on 3 levels today (see docs/routing.md).
-      EXPECT_LE(shifts.max_load, levels == 2 ? 3u : 4u) << "levels " << levels << " seed " << seed;
+      // The target is 2 (the bound): met on 2 levels by the
+      // substitute spines; 3 levels keep the chains and reach 4 (see
+      // docs/routing.md).
+      EXPECT_LE(shifts.max_load, levels == 2 ? 2u : 4u) << "levels " << levels << " seed " << seed;
+    }
+  }
+}
+
+TEST(UnicastEngine, TwoLevelLeavesLosingOneUplinkReachTheShiftOptimumAtEverySize) {
+  // (servers, rails, radix): 8 to 64 spines, 2 to 16 leaves per rail.
+  const uint32_t sizes[][3] = {{16, 8, 16}, {32, 2, 32}, {64, 4, 32}, {128, 8, 64}, {64, 16, 64}};
+  for (const auto& [servers, rails, radix] : sizes) {
+    for (uint64_t seed : {5, 6, 7}) {
+      GeneratorSpec spec = roft(servers, rails, 2, radix);
+      spec.remove_uplink_per_leaf = 1;
+      spec.seed = seed;
+      Fabric f = generate(spec);
+      Routed r = route_and_judge(f);
+      expect_clean(r);
+      const auto& shifts = pattern(r.congestion, "rail-aligned shifts");
+      EXPECT_EQ(shifts.lower_bound, 2u) << servers << "x" << rails << " radix " << radix << " seed " << seed;
+      EXPECT_EQ(shifts.max_load, 2u) << servers << "x" << rails << " radix " << radix << " seed " << seed;
     }
   }
 }
@@ -346,25 +365,29 @@ Fabric reversed(const Fabric& f) {
 }
 
 TEST(UnicastEngine, TablesDoNotDependOnNodeOrder) {
-  GeneratorSpec spec = roft(64, 8, 3, 16);
-  spec.remove_switch_links = 20;
-  Fabric f = generate(spec);
-  Fabric r = reversed(f);
-  auto a = route_unicast(f, plan_routing(f, {}, map_rails(f, {})).value());
-  auto b = route_unicast(r, plan_routing(r, {}, map_rails(r, {})).value());
-  ASSERT_TRUE(a.ok() && b.ok());
-  uint64_t compared = 0, differ = 0;
-  for (uint32_t i = 0; i < f.switches().size(); ++i) {
-    Guid g = f.node(f.switches()[i]).guid;
-    uint32_t j = 0;
-    while (r.node(r.switches()[j]).guid != g) ++j;
-    for (uint32_t lid = 1; lid <= f.max_lid().value; ++lid) {
-      ++compared;
-      differ += a->tables.get(i, Lid{uint16_t(lid)}) != b->tables.get(j, Lid{uint16_t(lid)});
+  GeneratorSpec three = roft(64, 8, 3, 16);
+  three.remove_switch_links = 20;
+  GeneratorSpec two = roft(64, 8, 2, 32);  // routed by substitute spines
+  two.remove_uplink_per_leaf = 1;
+  for (const GeneratorSpec& spec : {three, two}) {
+    Fabric f = generate(spec);
+    Fabric r = reversed(f);
+    auto a = route_unicast(f, plan_routing(f, {}, map_rails(f, {})).value());
+    auto b = route_unicast(r, plan_routing(r, {}, map_rails(r, {})).value());
+    ASSERT_TRUE(a.ok() && b.ok());
+    uint64_t compared = 0, differ = 0;
+    for (uint32_t i = 0; i < f.switches().size(); ++i) {
+      Guid g = f.node(f.switches()[i]).guid;
+      uint32_t j = 0;
+      while (r.node(r.switches()[j]).guid != g) ++j;
+      for (uint32_t lid = 1; lid <= f.max_lid().value; ++lid) {
+        ++compared;
+        differ += a->tables.get(i, Lid{uint16_t(lid)}) != b->tables.get(j, Lid{uint16_t(lid)});
+      }
     }
+    EXPECT_GT(compared, 0u);
+    EXPECT_EQ(differ, 0u) << "levels " << spec.levels;
   }
-  EXPECT_GT(compared, 0u);
-  EXPECT_EQ(differ, 0u);
 }
 
 TEST(UnicastEngine, NeedsLids) {
@@ -377,6 +400,15 @@ TEST(UnicastEngine, NeedsLids) {
   auto r = route_unicast(g->fabric);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message, "the fabric has no LIDs; assign them first (assign_lids)");
+}
+
+TEST(UnicastEngine, LeafRingsMustCoverEverySwitch) {
+  Fabric f = generate(roft(16, 2, 2, 16));
+  RoutingOptions options;
+  options.leaf_ring = {0, 1, 0};
+  auto r = route_unicast(f, options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "leaf rings have 3 entries for " + std::to_string(f.switches().size()) + " switches");
 }
 
 }  // namespace
