@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "api/http_types.h"
+
 namespace railyard::api {
 
 namespace {
@@ -76,8 +78,9 @@ bool match_pattern(std::string_view pattern, std::string_view path, std::map<std
     std::string_view pseg = pattern.substr(0, pe);
     std::string_view sseg = path.substr(0, se);
     if (pseg.size() >= 2 && pseg.front() == '{' && pseg.back() == '}') {
-      if (sseg.empty()) return false;
-      (*params)[std::string(pseg.substr(1, pseg.size() - 2))] = std::string(sseg);
+      std::string value;
+      if (sseg.empty() || !percent_decode(sseg, &value, false) || value.empty()) return false;
+      (*params)[std::string(pseg.substr(1, pseg.size() - 2))] = std::move(value);
     } else if (pseg != sseg) {
       return false;
     }

@@ -11,7 +11,9 @@ int hex(char c) {
   return -1;
 }
 
-bool decode(std::string_view in, std::string* out, bool plus_is_space) {
+}  // namespace
+
+bool percent_decode(std::string_view in, std::string* out, bool plus_is_space) {
   out->clear();
   for (size_t i = 0; i < in.size(); ++i) {
     if (in[i] == '%') {
@@ -31,12 +33,12 @@ bool decode(std::string_view in, std::string* out, bool plus_is_space) {
   return true;
 }
 
-}  // namespace
-
 bool split_target(const std::string& target, std::string* path, std::map<std::string, std::string>* query) {
   query->clear();
   const size_t q = target.find('?');
-  if (!decode(std::string_view(target).substr(0, q), path, false)) return false;
+  *path = target.substr(0, q);
+  std::string ignored;
+  if (!percent_decode(*path, &ignored, false)) return false;
   if (q == std::string::npos) return true;
   std::string_view rest = std::string_view(target).substr(q + 1);
   while (!rest.empty()) {
@@ -46,8 +48,8 @@ bool split_target(const std::string& target, std::string* path, std::map<std::st
     if (item.empty()) continue;
     const size_t eq = item.find('=');
     std::string key, value;
-    if (!decode(item.substr(0, eq), &key, true)) return false;
-    if (eq != std::string_view::npos && !decode(item.substr(eq + 1), &value, true)) return false;
+    if (!percent_decode(item.substr(0, eq), &key, true)) return false;
+    if (eq != std::string_view::npos && !percent_decode(item.substr(eq + 1), &value, true)) return false;
     (*query)[key] = value;
   }
   return true;

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -26,7 +27,12 @@ struct HttpResponse {
   std::vector<std::pair<std::string, std::string>> headers;  // extra (Retry-After, WWW-Authenticate)
 };
 
-// Splits "a/b%20c?x=1&y" into a decoded path and query; false on bad escapes.
+// Splits "a/b%20c?x=1&y" into the path, still percent-encoded (so an encoded
+// '/' inside a segment stays inside it: endpoints.h decodes each segment), and
+// the decoded query; false on bad escapes.
 bool split_target(const std::string& target, std::string* path, std::map<std::string, std::string>* query);
+
+// Percent-decoding ("+" is a space only in queries); false on a bad or NUL escape.
+bool percent_decode(std::string_view in, std::string* out, bool plus_is_space);
 
 }  // namespace railyard::api

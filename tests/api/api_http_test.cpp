@@ -258,6 +258,10 @@ TEST_F(ApiTest, BadRequestsAreFourHundredsWithAReason) {
   EXPECT_EQ(d.get("/api/v1/events?since=-1").status, 400);
   EXPECT_EQ(d.get("/api/v1/routes/node001%20mlx5_0/nobody").status, 404);
   EXPECT_EQ(d.get("/api/v1/routes/%zz/x").status, 400);
+  // An encoded '/' stays inside its segment: a name, not a path separator.
+  Reply slash = d.get("/api/v1/routes/rack%2F7/node001%20mlx5_0");
+  EXPECT_EQ(slash.status, 404) << slash.body;
+  EXPECT_NE(slash.body.find("unknown source 'rack/7'"), std::string::npos) << slash.body;
   EXPECT_EQ(d.del("/api/v1/drains/abc").status, 400);
   EXPECT_EQ(d.del("/api/v1/drains/42").status, 404);
   // Bodies beyond the limit (2 KiB here) are refused before parsing.
