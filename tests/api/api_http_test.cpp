@@ -420,6 +420,35 @@ TEST_F(ApiTest, StateSurvivesARestart) {
   EXPECT_NE(route["hops"][1].value("out_port", 0), 9);
 }
 
+TEST_F(ApiTest, AdaptiveRoutingGroups) {
+  Daemon d(dir_);
+  json summary = d.get("/api/v1/ar").doc();
+  ASSERT_EQ(summary["switches"].size(), 16u) << summary.dump().substr(0, 400);
+  EXPECT_EQ(summary["over_limit"].size(), 0u);
+  EXPECT_EQ(summary["max_groups_per_switch"], 2048);
+  // A leaf of a healthy 2-level ROFT (radix 16: CA ports 1-8, uplinks 9-16):
+  // a CA on another leaf is reachable over every uplink, a CA of its own over
+  // exactly its one port.
+  json leaf = d.get("/api/v1/ar/leaf%20g000%20r0").doc();
+  json hosts = d.get("/api/v1/hosts").doc();
+  const int local_lid = hosts["hosts"][0]["cas"][0]["lid"];    // node001 mlx5_0, on leaf g000 r0
+  const int remote_lid = hosts["hosts"][15]["cas"][0]["lid"];  // node016 mlx5_0, on leaf g001 r0
+  const json& groups = leaf["groups"];
+  const json& map = leaf["lid_to_group"];
+  ASSERT_TRUE(map.contains(std::to_string(local_lid))) << leaf.dump().substr(0, 400);
+  EXPECT_EQ(groups[map[std::to_string(local_lid)].get<int>()], json::array({1}));
+  EXPECT_EQ(groups[map[std::to_string(remote_lid)].get<int>()], json::array({9, 10, 11, 12, 13, 14, 15, 16}));
+  json one = d.get("/api/v1/ar/leaf%20g000%20r0?lid=" + std::to_string(remote_lid)).doc();
+  EXPECT_EQ(one["lid_to_group"].size(), 1u);
+  // A drained uplink leaves the groups.
+  ASSERT_EQ(d.post("/api/v1/drains", kSpineLink).status, 201);
+  json drained = d.get("/api/v1/ar/leaf%20g000%20r0").doc();
+  EXPECT_EQ(drained["groups"][drained["lid_to_group"][std::to_string(remote_lid)].get<int>()],
+            json::array({10, 11, 12, 13, 14, 15, 16}));
+  EXPECT_EQ(d.get("/api/v1/ar/node001%20mlx5_0").status, 404) << "a CA has no AR table";
+  EXPECT_EQ(d.get("/api/v1/ar/nobody").status, 404);
+}
+
 std::string all_hosts_job(const std::string& id) {
   json hosts = json::array();
   for (int h = 1; h <= 16; ++h) {
