@@ -19,9 +19,10 @@
 //    tree this reproduces D-mod-K: each rail-aligned shift permutation loads
 //    every directed link with at most one flow. On a degraded tree the same
 //    counters re-spread the displaced destinations over the remaining links.
-//    A two-level tree whose leaves each miss at most one uplink is routed by
-//    a plan of substitute spines instead (unicast_engine/substitute_spines.h):
-//    every rail-aligned shift then loads every link with at most 2 flows.
+//    A two- or three-level tree whose leaves each miss at most one uplink is
+//    routed by a plan of substitute planes instead
+//    (unicast_engine/substitute_spines.h): every rail-aligned shift then
+//    loads every link with at most 2 flows.
 //  - Drains: drained links are used only by switches that have no legal route
 //    without them ("tier 2"); those pairs are reported.
 //  - Deterministic: same fabric and options give the same tables.

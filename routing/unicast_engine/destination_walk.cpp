@@ -53,7 +53,7 @@ void Engine::route_destination(Lid lid, uint32_t t, uint8_t port_at_target, uint
   begin_column(lid);
   put(t, port_at_target);
   ++report_.lids_routed;
-  if (substitutes_.covers(t) && port_at_target != 0) {  // a CA LID on a two-level tree missing uplinks
+  if (substitutes_.covers(t) && port_at_target != 0) {  // a CA LID on a tree whose leaves miss uplinks
     substitutes_.route(t, slot, column_);
     return;
   }

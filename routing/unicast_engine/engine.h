@@ -6,7 +6,7 @@
 //   chains.cpp             per destination: the primary and secondary chains
 //   destination_walk.cpp   per destination: chain cones, the other switches,
 //                          and the destination-major table batch
-//   substitute_spines.cpp  two-level trees missing uplinks: a spine per
+//   substitute_spines.cpp  trees whose leaves miss one uplink: a plane per
 //                          (source leaf, destination) instead of chains
 //   route_unicast.cpp      the public entry point: checks, ranking, lanes
 #pragma once
