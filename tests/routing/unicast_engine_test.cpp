@@ -133,8 +133,8 @@ TEST(UnicastEngine, EveryLeafLosingOneUplinkKeepsShiftLoadLow) {
 }
 
 TEST(UnicastEngine, LeavesLosingOneUplinkReachTheShiftOptimumAtEverySize) {
-  // (levels, servers, rails, radix). Two levels: 8 to 64 spines, 2 to 16
-  // leaves per rail. Three levels: 8 or 16 planes, rails over one pod or two.
+  // (levels, servers, rails, radix). Two levels: 8 to 32 spines, 2 or 4
+  // leaves per rail. Three levels: 8 or 16 planes, a rail over one pod or four.
   const uint32_t sizes[][4] = {{2, 16, 8, 16},  {2, 32, 2, 32},  {2, 64, 4, 32}, {2, 128, 8, 64},
                                {2, 64, 16, 64}, {3, 64, 8, 16},  {3, 128, 4, 16}, {3, 256, 8, 32}};
   for (const auto& [levels, servers, rails, radix] : sizes) {
