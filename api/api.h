@@ -6,7 +6,9 @@
 // Never throws: an internal error is a 500 with a message, logged.
 #pragma once
 
+#include <functional>
 #include <map>
+#include <mutex>
 #include <string>
 
 #include "api/http_types.h"
@@ -29,7 +31,17 @@ class Api {
   // errors that handle() turns into 4xx responses.
   HttpResponse dispatch(const Endpoint& endpoint, const std::map<std::string, std::string>& params,
                         const HttpRequest& request, const controller::Actor& actor);
+  // Whole-fabric documents (hosts, switches, fabric) rendered once per
+  // controller generation: at 16k CAs `hosts` is megabytes of JSON.
+  HttpResponse cached(int id, const std::function<HttpResponse()>& render);
+
   controller::Controller& c_;
+  std::mutex cache_mu_;
+  struct Cached {
+    uint64_t generation = 0;
+    HttpResponse response;
+  };
+  std::map<int, Cached> cache_;
 };
 
 // JSON error body: {"error": {"status": 404, "message": "..."}}.

@@ -112,6 +112,23 @@ HttpResponse route(ctl::Controller& c, const std::map<std::string, std::string>&
 
 }  // namespace
 
+HttpResponse Api::cached(int id, const std::function<HttpResponse()>& render) {
+  // The generation is read before rendering: a change during the render
+  // makes the entry stale at once rather than hiding the change.
+  const uint64_t generation = c_.generation();
+  {
+    std::lock_guard lock(cache_mu_);
+    auto it = cache_.find(id);
+    if (it != cache_.end() && it->second.generation == generation) return it->second.response;
+  }
+  HttpResponse r = render();
+  if (r.status == 200) {
+    std::lock_guard lock(cache_mu_);
+    cache_[id] = Cached{generation, r};
+  }
+  return r;
+}
+
 HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::string>& params,
                            const HttpRequest& req, const ctl::Actor& actor) {
   switch (e.id) {
@@ -134,15 +151,16 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
       if (live) body["plugin"] = c_.plugin_connected() ? "connected" : "disconnected";
       return json_response(ok ? 200 : 503, body);
     }
-    case EndpointId::kFabric: {
-      auto v = need_view(c_);
-      return json_response(200, render_fabric_summary(*v, *c_.links(), c_.store().active_drains().size()));
-    }
-    case EndpointId::kSwitches: return json_response(200, render_switches(*need_view(c_), c_.store().active_drains()));
-    case EndpointId::kHosts: {
-      auto v = need_view(c_);
-      return json_response(200, render_hosts(*v, *c_.links()));
-    }
+    case EndpointId::kFabric:
+      return cached(static_cast<int>(e.id), [&] {
+        auto v = need_view(c_);
+        return json_response(200, render_fabric_summary(*v, *c_.links(), c_.store().active_drains().size()));
+      });
+    case EndpointId::kSwitches:
+      return cached(static_cast<int>(e.id),
+                    [&] { return json_response(200, render_switches(*need_view(c_), c_.store().active_drains())); });
+    case EndpointId::kHosts:
+      return cached(static_cast<int>(e.id), [&] { return json_response(200, render_hosts(*need_view(c_), *c_.links())); });
     case EndpointId::kLinks: {
       std::string state;
       if (auto it = req.query.find("state"); it != req.query.end()) {

@@ -146,6 +146,9 @@ class Controller {
   Store& store() { return *store_; }
   bool plugin_connected() const;
   Counters counters() const;
+  // Changes with every change of the view, drains or link states: a key for
+  // caching what is rendered from them.
+  uint64_t generation() const { return generation_.load(); }
 
   DrainOutcome drain(const DrainRequest& request, const Actor& actor, bool dry_run, bool force);
   DrainOutcome undrain(int64_t id, const Actor& actor, bool dry_run);

@@ -347,9 +347,19 @@ TEST_F(ApiTest, DrainThatCutsPairsIsRefusedUnlessForced) {
 
   Reply forced = d.post("/api/v1/drains?force=true", ca_link);
   EXPECT_EQ(forced.status, 201) << forced.body;
-  // A switch drain: every link of the switch.
+  // A switch drain: every link of the switch. The whole-fabric documents
+  // (rendered once per change) show it at once.
+  const json before = d.get("/api/v1/switches").doc();
+  EXPECT_EQ(d.get("/api/v1/fabric").doc()["drains"], 1);
   Reply sw = d.post("/api/v1/drains", R"({"target": "switch", "node": "spine s01", "reason": "firmware"})");
   EXPECT_EQ(sw.status, 201) << sw.body;
+  EXPECT_EQ(d.get("/api/v1/fabric").doc()["drains"], 2);
+  const json after = d.get("/api/v1/switches").doc();
+  for (size_t i = 0; i < after["switches"].size(); ++i) {
+    const bool is_s01 = after["switches"][i]["name"] == "spine s01";
+    EXPECT_FALSE(before["switches"][i].contains("drain"));
+    EXPECT_EQ(after["switches"][i].contains("drain"), is_s01) << after["switches"][i].dump();
+  }
   EXPECT_EQ(d.get("/api/v1/links?state=drained").doc()["count"], 1 + 8);
 }
 
