@@ -251,6 +251,19 @@ void Engine::account_ca_destination(Lid lid, PortId dest_port, bool last_hop_dra
   NodeId example_drained = last_hop_drained ? reach_.example_reachable : reach_.example_tier2;
   NodeId dest = fabric_.port(dest_port).node;
   if (last_hop_drained && drained > 0) --drained;  // the destination itself
+  if (last_hop_drained && example_drained == dest) {
+    // The example must be another source: any reachable CA port but this one.
+    example_drained = NodeId();
+    for (uint32_t s = 0; s < g_.num_switches() && !example_drained.valid(); ++s) {
+      if (st_[s].mode == Mode::kUnreachable) continue;
+      for (uint32_t i = ca_begin_[s]; i < ca_begin_[s + 1]; ++i) {
+        if (ca_ports_[i] != dest_port) {
+          example_drained = fabric_.port(ca_ports_[i]).node;
+          break;
+        }
+      }
+    }
+  }
   if (reach_.unreachable > 0) {
     report_.unreachable_pairs += reach_.unreachable;
     report_.unreachable.push_back({lid, dest, reach_.unreachable, reach_.example_unreachable});

@@ -343,6 +343,7 @@ TEST_F(ApiTest, DrainThatCutsPairsIsRefusedUnlessForced) {
   EXPECT_GT(err["impact"]["pairs_cut"].get<int>(), 0);
   ASSERT_FALSE(err["impact"]["cut"].empty());
   EXPECT_EQ(err["impact"]["cut"][0]["destination"], "node001 mlx5_0") << err.dump();
+  EXPECT_NE(err["impact"]["cut"][0]["example_source"], "node001 mlx5_0") << "a CA is no source of its own pairs";
   EXPECT_EQ(d.get("/api/v1/drains").doc()["drains"].size(), 0u);
 
   Reply forced = d.post("/api/v1/drains?force=true", ca_link);
