@@ -117,9 +117,12 @@ demo_controller() {
 
 # An operator drains a spine link: the controller checks nothing is cut, writes
 # the policy, asks the plugin to reroute and follows it until the tables are on
-# the switches; ibtracert shows the path moved. Then the link comes back.
+# the switches; ibtracert shows the path moved off the drained uplink. Then the
+# link comes back.
 demo_drain() {
-  local port=$((DEMO_RADIX / 2 + 2)) id
+  local port id
+  # The uplink the traced path leaves leaf g000 r0 by: draining it moves the path.
+  port=$("$root/build/release/railyardctl" --json route "node001 mlx5_0" "node020 mlx5_0" | jq '.hops[1].out_port')
   ctl drain link "leaf g000 r0" "$port" --reason "demo: flapping optics" --dry-run
   ctl drain link "leaf g000 r0" "$port" --reason "demo: flapping optics"
   id=$("$root/build/release/railyardctl" --json drains | jq -r '.drains[0].id')

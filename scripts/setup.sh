@@ -9,7 +9,7 @@ PACKAGES=(
   opensm libopensm-dev ibsim-utils infiniband-diags libibumad-dev
   libyaml-cpp-dev libspdlog-dev libboost-dev nlohmann-json3-dev libcli11-dev
   libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
-  wrk curl sqlite3
+  wrk curl sqlite3 jq python3
 )
 
 missing=()
