@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # build.sh FLAVOUR [TARGET...] — configure and build railyard into build/FLAVOUR.
 #   release  RelWithDebInfo, with benchmarks              (build/release)
+#            (RAILYARD_BENCH=OFF in the environment leaves them out)
 #   asan     Debug + AddressSanitizer/UBSan, no benchmarks (build/asan)
 #   fuzz     clang + libFuzzer targets (tests/fuzz)        (build/fuzz)
 # The build is incremental (Ninja); configure output goes to build/FLAVOUR.configure.log.
@@ -11,7 +12,7 @@ flavour=${1:-release}
 shift || true
 
 case $flavour in
-  release) opts=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DRAILYARD_SANITIZE=OFF -DRAILYARD_BENCH=ON) ;;
+  release) opts=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DRAILYARD_SANITIZE=OFF -DRAILYARD_BENCH=${RAILYARD_BENCH:-ON}) ;;
   asan) opts=(-DCMAKE_BUILD_TYPE=Debug -DRAILYARD_SANITIZE=ON -DRAILYARD_BENCH=OFF) ;;
   fuzz) opts=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DRAILYARD_FUZZ=ON -DRAILYARD_BENCH=OFF
               -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang) ;;
