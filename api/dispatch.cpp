@@ -87,7 +87,7 @@ HttpResponse route(ctl::Controller& c, const std::map<std::string, std::string>&
   for (const routing::RouteHop& h : w.hops) {
     const routing::Node& nd = f.node(h.node);
     json hop = {{"node", f.desc(h.node)},
-                {"guid", guid_hex(nd.guid.value)},
+                {"guid", routing::to_string(nd.guid)},
                 {"type", routing::to_string(nd.type)}};
     if (h.in_port) hop["in_port"] = h.in_port;
     if (h.out_port) hop["out_port"] = h.out_port;

@@ -14,12 +14,6 @@ using nlohmann::json;
 namespace ctl = railyard::controller;
 using routing::Fabric;
 
-std::string guid_hex(uint64_t guid) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(guid));
-  return buf;
-}
-
 NodeId find_node_or_lid(const Fabric& f, const std::string& ref, Lid* lid) {
   *lid = Lid{};
   // A plain number (or 0x with <= 4 hex digits) is a LID.
@@ -103,7 +97,7 @@ json render_switches(const ctl::FabricView& v, const std::vector<ctl::DrainRecor
       ++up;
       (f.is_switch(f.port(port.remote).node) ? to_switches : to_cas)++;
     }
-    const std::string guid = guid_hex(nd.guid.value);
+    const std::string guid = routing::to_string(nd.guid);
     json sw = {{"name", f.desc(s)},
                {"guid", guid},
                {"lid", f.port(nd.first_port).lid.value},
@@ -149,7 +143,7 @@ json render_hosts(const ctl::FabricView& v, const std::vector<ctl::LinkStatus>& 
     const bool link_up = port.remote.valid() && f.link(port.link).state != routing::PortState::kDown;
     const bool link_drained = port.remote.valid() && drained[port.link.value()];
     json c = {{"name", f.desc(ca)},
-              {"guid", guid_hex(f.node(ca).guid.value)},
+              {"guid", routing::to_string(f.node(ca).guid)},
               {"lid", port.lid.value},
               {"rail", v.rails.rail[ca.value()]}};
     std::string health = "healthy";
@@ -164,7 +158,7 @@ json render_hosts(const ctl::FabricView& v, const std::vector<ctl::LinkStatus>& 
     }
     if (leaf.valid()) {
       c["leaf"] = f.desc(leaf);
-      c["leaf_guid"] = guid_hex(f.node(leaf).guid.value);
+      c["leaf_guid"] = routing::to_string(f.node(leaf).guid);
       c["leaf_port"] = port.remote.valid() ? f.port(port.remote).num.value : 0;
       c["leaf_uplinks"] = {{"healthy", up_ok[leaf.value()]}, {"total", up_all[leaf.value()]}};
     }
@@ -202,9 +196,9 @@ json render_links(const ctl::FabricView* v, const std::vector<ctl::LinkStatus>& 
       const Fabric& f = v->fabric;
       const routing::Link& k = f.link(l.link);
       item["a"] = {{"node", f.desc(f.port(k.a).node)}, {"port", f.port(k.a).num.value},
-                   {"guid", guid_hex(f.node(f.port(k.a).node).guid.value)}};
+                   {"guid", routing::to_string(f.node(f.port(k.a).node).guid)}};
       item["b"] = {{"node", f.desc(f.port(k.b).node)}, {"port", f.port(k.b).num.value},
-                   {"guid", guid_hex(f.node(f.port(k.b).node).guid.value)}};
+                   {"guid", routing::to_string(f.node(f.port(k.b).node).guid)}};
     }
     list.push_back(item);
   }
@@ -283,7 +277,7 @@ json render_ar_summary(const ctl::FabricView& v, const routing::ArTables& ar) {
     const routing::ArSwitchGroups& g = ar.switches[s];
     max_groups = std::max(max_groups, g.groups.size());
     per.push_back({{"switch", f.desc(f.switches()[s])},
-                   {"guid", guid_hex(f.node(f.switches()[s]).guid.value)},
+                   {"guid", routing::to_string(f.node(f.switches()[s]).guid)},
                    {"groups", g.groups.size()},
                    {"adaptive_groups", g.adaptive_groups},
                    {"trimmed", g.trimmed}});
@@ -309,7 +303,7 @@ json render_ar_switch(const ctl::FabricView& v, const routing::ArTables& ar, uin
     if (grp != routing::ArTables::kNoGroup) lft[std::to_string(l)] = grp;
   }
   return {{"switch", f.desc(f.switches()[sw])},
-          {"guid", guid_hex(f.node(f.switches()[sw]).guid.value)},
+          {"guid", routing::to_string(f.node(f.switches()[sw]).guid)},
           {"groups", groups},
           {"adaptive_groups", g.adaptive_groups},
           {"trimmed", g.trimmed},

@@ -32,6 +32,4 @@ std::string render_metrics(const controller::Controller& c, const controller::Fa
 // or 0x hex); an invalid NodeId when none.
 NodeId find_node_or_lid(const routing::Fabric& fabric, const std::string& ref, Lid* lid);
 
-std::string guid_hex(uint64_t guid);
-
 }  // namespace railyard::api

@@ -49,12 +49,6 @@ std::optional<policies::PortRef> key_to_ref(const std::string& key) {
   return policies::PortRef{std::string(split->node), static_cast<uint8_t>(port)};
 }
 
-std::string guid_text(uint64_t guid) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(guid));
-  return buf;
-}
-
 }  // namespace
 
 Controller::Controller(ControllerConfig config, std::unique_ptr<Store> store)
@@ -89,17 +83,9 @@ Status Controller::start() {
     set_view(*view);
     if (Status s = write_policy_file(view_->policy); !s) return s;
   } else {
-    // Until the plugin's first snapshot there is no fabric; the policy file
-    // is written from the stored drains, which need no fabric to be named.
-    policies::Policy p = base_policy_;
-    for (const DrainRecord& d : drains) {
-      if (d.kind == DrainKind::kSwitch) {
-        p.drains.switches.push_back(d.target);
-      } else if (auto ref = key_to_ref(d.target)) {
-        (d.kind == DrainKind::kLink ? p.drains.links : p.drains.ports).push_back(*ref);
-      }
-    }
-    if (Status s = write_policy_file(p); !s) return s;
+    // Until the plugin's first snapshot there is no fabric: the policy file
+    // names every stored drain (nothing to resolve them against yet).
+    if (Status s = write_policy_file(effective_policy(drains)); !s) return s;
   }
   return {};
 }
@@ -189,7 +175,7 @@ Result<std::string> Controller::canonical_target(const routing::Fabric& f, const
   if (r.kind == DrainKind::kSwitch) {
     if (!f.is_switch(*node)) return Error{"'" + r.node + "' is not a switch"};
     *label = std::string(f.desc(*node));
-    return guid_text(f.node(*node).guid.value);
+    return routing::to_string(f.node(*node).guid);
   }
   const routing::Node& nd = f.node(*node);
   if (r.port < 1 || r.port > nd.num_ports) {
@@ -478,8 +464,8 @@ std::shared_ptr<const std::vector<LinkStatus>> Controller::links() const {
       auto st = states.find(s.key);
       s.state = l.state == routing::PortState::kDown || (st != states.end() && st->second == "down") ? "down" : "up";
       const std::string ka = port_key(f, l.a), kb = port_key(f, l.b);
-      const std::string sa = guid_text(f.node(f.port(l.a).node).guid.value);
-      const std::string sb = guid_text(f.node(f.port(l.b).node).guid.value);
+      const std::string sa = routing::to_string(f.node(f.port(l.a).node).guid);
+      const std::string sb = routing::to_string(f.node(f.port(l.b).node).guid);
       for (const DrainRecord& d : drains) {
         const bool hit = d.kind == DrainKind::kSwitch ? (d.target == sa || d.target == sb) : (d.target == ka || d.target == kb);
         if (hit) s.drains.push_back(d.id);

@@ -37,10 +37,7 @@ Result<std::shared_ptr<const FabricView>> build_view(routing::Fabric fabric, con
 
 std::string port_key(const routing::Fabric& f, PortId port) {
   const routing::Port& p = f.port(port);
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "0x%016llx[%u]", static_cast<unsigned long long>(f.node(p.node).guid.value),
-                static_cast<unsigned>(p.num.value));
-  return buf;
+  return routing::to_string(f.node(p.node).guid) + "[" + std::to_string(p.num.value) + "]";
 }
 
 std::string link_key(const routing::Fabric& f, LinkId link) {

@@ -12,11 +12,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string guid_of(const routing::Fabric& f, NodeId n) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(f.node(n).guid.value));
-  return buf;
-}
+std::string guid_of(const routing::Fabric& f, NodeId n) { return routing::to_string(f.node(n).guid); }
 
 // The persisted (and served) form of a job's trees.
 std::string trees_json(const routing::Fabric& f, const std::vector<routing::SharpTree>& trees) {

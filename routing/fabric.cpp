@@ -53,6 +53,12 @@ std::string_view to_string(PortState s) {
   return "unknown";
 }
 
+std::string to_string(Guid guid) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(guid.value));
+  return buf;
+}
+
 Fabric::Fabric(const Fabric& other)
     : nodes_(other.nodes_), ports_(other.ports_), links_(other.links_), switches_(other.switches_),
       cas_(other.cas_), strings_(other.strings_), node_guids_(other.node_guids_),
@@ -263,9 +269,7 @@ Result<Fabric> FabricBuilder::build() {
   std::sort(f.node_guids_.begin(), f.node_guids_.end());
   for (size_t i = 1; i < f.node_guids_.size(); ++i) {
     if (f.node_guids_[i].first == f.node_guids_[i - 1].first) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(f.node_guids_[i].first.value));
-      return Error{std::string("duplicate node GUID ") + buf + " on " + quote(f.name(f.node_guids_[i - 1].second)) +
+      return Error{"duplicate node GUID " + to_string(f.node_guids_[i].first) + " on " + quote(f.name(f.node_guids_[i - 1].second)) +
                    " and " + quote(f.name(f.node_guids_[i].second))};
     }
   }
@@ -281,9 +285,7 @@ Result<Fabric> FabricBuilder::build() {
   std::sort(f.port_guids_.begin(), f.port_guids_.end());
   for (size_t i = 1; i < f.port_guids_.size(); ++i) {
     if (f.port_guids_[i].first == f.port_guids_[i - 1].first) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(f.port_guids_[i].first.value));
-      return Error{std::string("duplicate port GUID ") + buf + " on " +
+      return Error{"duplicate port GUID " + to_string(f.port_guids_[i].first) + " on " +
                    quote(f.name(f.ports_[f.port_guids_[i - 1].second.value()].node)) + " and " +
                    quote(f.name(f.ports_[f.port_guids_[i].second.value()].node))};
     }

@@ -27,6 +27,8 @@ std::string_view to_string(NodeType t);
 std::string_view to_string(LinkWidth w);
 std::string_view to_string(LinkSpeed s);
 std::string_view to_string(PortState s);
+// "0x" and 16 lower-case hex digits: how GUIDs are written everywhere.
+std::string to_string(Guid guid);
 
 struct Node {
   NodeType type = NodeType::kCa;

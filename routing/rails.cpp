@@ -108,9 +108,7 @@ std::string label(const Fabric& f, NodeId n) {
   std::string_view d = f.desc(n);
   if (d.empty()) d = f.name(n);
   if (!d.empty()) return "'" + std::string(d) + "'";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(f.node(n).guid.value));
-  return buf;
+  return to_string(f.node(n).guid);
 }
 
 // Rail assignment for every CA (rules 1-3 of rails.h); fills rail, host, hosts

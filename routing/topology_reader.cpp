@@ -87,12 +87,6 @@ struct LinkSpec {
 
 std::string quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
-std::string hex_guid(Guid g) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(g.value));
-  return buf;
-}
-
 class Assembler {
  public:
   explicit Assembler(std::string_view source) : source_(source) {}
@@ -273,8 +267,8 @@ class Assembler {
           far.guid = e.port.remote_port_guid;
           far.guid_line = e.line;
         } else if (far.guid != e.port.remote_port_guid) {
-          return error_at(e.line, "port GUID " + hex_guid(e.port.remote_port_guid) + " of " + label(m, q) +
-                                      " disagrees with " + hex_guid(far.guid) + " on line " +
+          return error_at(e.line, "port GUID " + to_string(e.port.remote_port_guid) + " of " + label(m, q) +
+                                      " disagrees with " + to_string(far.guid) + " on line " +
                                       std::to_string(far.guid_line));
         }
       }
@@ -326,7 +320,7 @@ class Assembler {
       });
       for (size_t i = 1; i < uses.size(); ++i) {
         if (uses[i].guid != uses[i - 1].guid) continue;
-        return error_at(uses[i].line, "duplicate " + std::string(what) + " GUID " + hex_guid(uses[i].guid) + " of " +
+        return error_at(uses[i].line, "duplicate " + std::string(what) + " GUID " + to_string(uses[i].guid) + " of " +
                                           quote(records_[uses[i].record].name) + " (also " +
                                           quote(records_[uses[i - 1].record].name) + " on line " +
                                           std::to_string(uses[i - 1].line) + ")");
