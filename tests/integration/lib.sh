@@ -415,3 +415,23 @@ ry_api() {
   [[ -n "$body" ]] && args+=(-H 'Content-Type: application/json' --data "$body")
   curl "${args[@]}" "$RY_URL$path"
 }
+
+# ry_snapshot NAME: the fabric as it is now, read back with the diags:
+# NAME.topo (ibnetdiscover) and NAME.ibroute (ibroute of every switch in it).
+ry_snapshot() {
+  ry_diag ibnetdiscover >"$1.topo" 2>"$1.err" || { cat "$1.err" >&2; ry_fail "ibnetdiscover failed"; }
+  local lid
+  : >"$1.ibroute"
+  for lid in $(sed -n 's/^Switch.* port 0 lid \([0-9][0-9]*\) .*/\1/p' "$1.topo"); do
+    ry_diag ibroute "$lid" >>"$1.ibroute" 2>>"$1.err" || { cat "$1.err" >&2; ry_fail "ibroute $lid failed"; }
+  done
+}
+
+# ry_port_uses NAME SWITCH_RECORD PORT: how many CA LIDs the switch (record
+# "S-<guid>") sends out of PORT in NAME.ibroute.
+ry_port_uses() {
+  awk -v guid="$(printf '0x%016x' "0x${2#S-}")" -v port="$(printf '%03d' "$3")" '
+    /^Unicast lids/ { mine = index($0, "guid " guid) > 0 }
+    mine && $2 == port && /Channel Adapter/ { n++ }
+    END { print n + 0 }' "$1.ibroute"
+}

@@ -65,12 +65,7 @@ wait_pass() {
 }
 # lfts NAME: "switch-guid lid port" for every switch, read back with ibroute.
 lfts() {
-  ry_diag ibnetdiscover >"$1.topo" 2>"$1.err" || { cat "$1.err" >&2; ry_fail "ibnetdiscover failed"; }
-  local lid
-  : >"$1.ibroute"
-  for lid in $(sed -n 's/^Switch.* port 0 lid \([0-9][0-9]*\) .*/\1/p' "$1.topo"); do
-    ry_diag ibroute "$lid" >>"$1.ibroute" 2>>"$1.err" || { cat "$1.err" >&2; ry_fail "ibroute $lid failed"; }
-  done
+  ry_snapshot "$1"
   awk '/^Unicast lids/ { match($0, / guid 0x[0-9a-f]+/); sw = substr($0, RSTART + 6, RLENGTH - 6); next }
        /^0x[0-9a-f]+ +[0-9]+ / { printf "%s %s %d\n", sw, tolower($1), $2 }' "$1.ibroute" | sort >"$1.lfts"
 }

@@ -53,21 +53,12 @@ wait_pass() {
   ry_assert_eq railyard "$(ry_opensm_engine)" "engine used after pass $1"
 }
 
-# snapshot NAME: the fabric as discovered now and the tables on its switches.
-snapshot() {
-  ry_diag ibnetdiscover >"$1.topo" 2>"$1.err" || { cat "$1.err" >&2; ry_fail "ibnetdiscover failed"; }
-  local lid
-  : >"$1.lfts"
-  for lid in $(sed -n 's/^Switch.* port 0 lid \([0-9][0-9]*\) .*/\1/p' "$1.topo"); do
-    ry_diag ibroute "$lid" >>"$1.lfts" 2>>"$1.err" || { cat "$1.err" >&2; ry_fail "ibroute $lid failed"; }
-  done
-}
 
 # verify_ok NAME [extra verify args]: every CA pair reachable, no credit loop.
 verify_ok() {
   local name=$1 rc=0
   shift
-  "$RAILYARD" verify --topo "$name.topo" --lfts "$name.lfts" --json "$@" >"$name.verify.json" 2>"$name.verify.err" || rc=$?
+  "$RAILYARD" verify --topo "$name.topo" --lfts "$name.ibroute" --json "$@" >"$name.verify.json" 2>"$name.verify.err" || rc=$?
   if [[ $rc -ne 0 ]]; then
     head -c 3000 "$name.verify.json" >&2
     cat "$name.verify.err" >&2
@@ -85,22 +76,17 @@ PY
 }
 
 # leaf_port_uses NAME PORT: CA LIDs the leaf's table sends out of PORT.
-leaf_port_uses() {
-  awk -v guid="$(printf '0x%016x' "0x${LEAF#S-}")" -v port="$(printf '%03d' "$2")" '
-    /^Unicast lids/ { mine = index($0, "guid " guid) > 0 }
-    mine && $2 == port && /Channel Adapter/ { n++ }
-    END { print n + 0 }' "$1.lfts"
-}
+leaf_port_uses() { ry_port_uses "$1" "$LEAF" "$2"; }
 
 # --- b. link down, reroute, link up ---------------------------------------------
-snapshot before
+ry_snapshot before
 verify_ok before --no-congestion
 before_uses=$(leaf_port_uses before "$DEAD_PORT")
 ((before_uses > 0)) || ry_fail "the leaf sent nothing over port $DEAD_PORT before the failure"
 
 ry_ibsim_cmd "Unlink \"$LEAF\"[$DEAD_PORT]"
 wait_pass 2
-snapshot down
+ry_snapshot down
 # The leaf's record in the rediscovered fabric no longer lists the dead port.
 listed=$(awk -v leaf="\"$LEAF\"" -v p="[$DEAD_PORT]" '
   /^Switch/ { mine = index($0, leaf) > 0 } mine && index($0, p) == 1 { n++ } END { print n + 0 }' down.topo)
@@ -111,7 +97,7 @@ ry_pass "link down: railyard rerouted (pass 2), every pair reachable, nothing ov
 
 ry_ibsim_cmd "ReLink \"$LEAF\"[$DEAD_PORT]"
 wait_pass 3
-snapshot up
+ry_snapshot up
 verify_ok up --max-shifts 8 --permutations 1 --no-all-to-all
 python3 - up.verify.json <<'PY' || ry_fail "not balanced again after ReLink"
 import json, sys
@@ -128,7 +114,7 @@ up_uses=$(leaf_port_uses up "$DRAIN_PORT")
 printf 'drains:\n  links: ["%s[%d]"]\n' "$LEAF_DESC" "$DRAIN_PORT" >policy.yaml
 kill -HUP "$RY_OPENSM_PID"
 wait_pass 4
-snapshot drained
+ry_snapshot drained
 verify_ok drained --no-congestion
 ry_assert_eq 0 "$(leaf_port_uses drained "$DRAIN_PORT")" "CA LIDs routed over the drained link"
 ry_pass "drain: pass 4 applied the policy without a restart; no CA route over the drained link"

@@ -63,27 +63,14 @@ ry_wait_for 60 "railyardd healthy (plugin connected, fabric received)" health_ok
 ry_assert_eq 64 "$(ry_api GET /api/v1/fabric | body | jq .cas)" "CAs railyardd sees"
 ry_pass "railyardd has the live fabric from the plugin"
 
-snapshot() {
-  ry_diag ibnetdiscover >"$1.topo" 2>"$1.err" || { cat "$1.err" >&2; ry_fail "ibnetdiscover failed"; }
-  local lid
-  : >"$1.lfts"
-  for lid in $(sed -n 's/^Switch.* port 0 lid \([0-9][0-9]*\) .*/\1/p' "$1.topo"); do
-    ry_diag ibroute "$lid" >>"$1.lfts" 2>>"$1.err" || { cat "$1.err" >&2; ry_fail "ibroute $lid failed"; }
-  done
-}
 verify_ok() {
-  "$RAILYARD" verify --topo "$1.topo" --lfts "$1.lfts" --json --max-shifts 8 --permutations 1 --no-all-to-all \
+  "$RAILYARD" verify --topo "$1.topo" --lfts "$1.ibroute" --json --max-shifts 8 --permutations 1 --no-all-to-all \
     >"$1.verify.json" 2>"$1.verify.err" || { cat "$1.verify.err" >&2; ry_fail "$1: railyard verify failed"; }
   jq -e '.pairs > 0 and .reachable == .pairs and .credit_loops.ca_routes.acyclic' "$1.verify.json" >/dev/null ||
     ry_fail "$1: not every CA pair reachable or a credit loop: $(jq -c '{pairs, reachable}' "$1.verify.json")"
 }
 max_shift_load() { jq '[.congestion[] | select(.pattern == "rail-aligned shifts") | .max_load][0]' "$1.verify.json"; }
-leaf_port_uses() {
-  awk -v guid="$(printf '0x%016x' "0x${LEAF#S-}")" -v port="$(printf '%03d' "$2")" '
-    /^Unicast lids/ { mine = index($0, "guid " guid) > 0 }
-    mine && $2 == port && /Channel Adapter/ { n++ }
-    END { print n + 0 }' "$1.lfts"
-}
+leaf_port_uses() { ry_port_uses "$1" "$LEAF" "$2"; }
 # wait_reroute ID: until the request is applied; prints its latency (ms).
 wait_reroute() {
   local deadline=$((SECONDS + 120)) status
@@ -97,7 +84,7 @@ wait_reroute() {
   ry_api GET "/api/v1/reroutes/$1" | body | jq -r .latency_ms
 }
 
-snapshot before
+ry_snapshot before
 verify_ok before
 ((  $(leaf_port_uses before $PORT) > 0 )) || ry_fail "$LEAF_DESC sends nothing over port $PORT before the drain"
 
@@ -108,7 +95,7 @@ REROUTE_ID=$(jq -r .reroute.id drain.json)
 ry_assert_eq pending "$(jq -r .reroute.status drain.json)" "reroute status right after the drain"
 latency=$(wait_reroute "$REROUTE_ID")
 ry_log "drain $DRAIN_ID: LFTs in place after $latency ms (request -> ucast_routing_done)"
-snapshot drained
+ry_snapshot drained
 verify_ok drained
 ry_assert_eq 0 "$(leaf_port_uses drained $PORT)" "CA LIDs routed over the drained link"
 # ibtracert from each CA on the leaf to a CA on another leaf: never out of port 9.
@@ -132,7 +119,7 @@ ry_wait_for 60 "railyardd healthy again" health_ok
 ry_assert_eq "$DRAIN_ID" "$(ry_api GET /api/v1/drains | body | jq -r '.drains[0].id')" "drain after kill -9"
 grep -q "\[$PORT\]" policy.yaml || ry_fail "the policy file lost the drain"
 ctl --json reroute --reason "after restart" --wait >reroute.json || ry_fail "railyardctl reroute --wait failed"
-snapshot restarted
+ry_snapshot restarted
 verify_ok restarted
 ry_assert_eq 0 "$(leaf_port_uses restarted $PORT)" "CA LIDs over the drained link after restart + reroute"
 ry_pass "kill -9 + restart: drain $DRAIN_ID intact and still applied"
@@ -150,7 +137,7 @@ out=$(ry_api POST /api/v1/events/link '{"id": "mon-e2e-2", "node": "leaf g001 r2
 ry_assert_eq 201 "$(tail -n1 <<<"$out")" "POST events/link (up)"
 ctl --json undrain "$DRAIN_ID" >undrain.json || ry_fail "railyardctl undrain failed"
 latency=$(wait_reroute "$(jq -r .reroute.id undrain.json)")
-snapshot undrained
+ry_snapshot undrained
 verify_ok undrained
 ((  $(leaf_port_uses undrained $PORT) > 0 )) || ry_fail "port $PORT carries nothing after the undrain"
 ry_assert_eq 1 "$(max_shift_load undrained)" "rail-aligned shift max load after undrain"
