@@ -8,27 +8,15 @@
 
 #include "routing/ar_groups.h"
 #include "routing/generator.h"
+#include "tests/routing/test_fabrics.h"
 #include "routing/switch_graph.h"
 #include "routing/unicast_engine.h"
 
 namespace railyard::routing {
 namespace {
 
-Fabric generate(GeneratorSpec spec) {
-  spec.assign_lids = true;
-  auto g = generate_fabric(spec);
-  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
-  return std::move(g).value().fabric;
-}
-
-GeneratorSpec roft(uint32_t servers, uint32_t rails, uint32_t levels, uint32_t radix) {
-  GeneratorSpec spec;
-  spec.servers = servers;
-  spec.rails = rails;
-  spec.levels = levels;
-  spec.radix = radix;
-  return spec;
-}
+using test::generate;
+using test::roft;
 
 struct Computed {
   ForwardingTables tables;

@@ -15,24 +15,13 @@
 
 #include "routing/fabric.h"
 #include "routing/generator.h"
+#include "tests/routing/test_fabrics.h"
 #include "routing/sharp_trees.h"
 
 namespace railyard::routing::sharp_check {
 
-inline Fabric generate(GeneratorSpec spec) {
-  auto g = generate_fabric(spec);
-  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
-  return std::move(g).value().fabric;
-}
-
-inline GeneratorSpec roft(uint32_t servers, uint32_t rails, uint32_t levels, uint32_t radix) {
-  GeneratorSpec spec;
-  spec.servers = servers;
-  spec.rails = rails;
-  spec.levels = levels;
-  spec.radix = radix;
-  return spec;
-}
+inline Fabric generate(GeneratorSpec spec) { return test::generate(spec, /*lids=*/false); }
+using test::roft;
 
 inline bool usable(const Fabric& f, std::span<const uint8_t> drained, LinkId l) {
   return l.valid() && (drained.empty() || !drained[l.value()]) && f.link(l).state != PortState::kDown;

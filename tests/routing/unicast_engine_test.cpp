@@ -7,6 +7,7 @@
 
 #include "routing/congestion.h"
 #include "routing/generator.h"
+#include "tests/routing/test_fabrics.h"
 #include "routing/hop_resolver.h"
 #include "routing/lid_assignment.h"
 #include "routing/rails.h"
@@ -18,21 +19,8 @@
 namespace railyard::routing {
 namespace {
 
-Fabric generate(GeneratorSpec spec) {
-  spec.assign_lids = true;
-  auto g = generate_fabric(spec);
-  EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
-  return std::move(g).value().fabric;
-}
-
-GeneratorSpec roft(uint32_t servers, uint32_t rails, uint32_t levels, uint32_t radix) {
-  GeneratorSpec spec;
-  spec.servers = servers;
-  spec.rails = rails;
-  spec.levels = levels;
-  spec.radix = radix;
-  return spec;
-}
+using test::generate;
+using test::roft;
 
 struct Routed {
   RoutingResult result;
