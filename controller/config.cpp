@@ -120,7 +120,7 @@ struct Loader {
 
   void fabric(const YAML::Node& n) {
     expect_map(n, "fabric");
-    check_keys(n, "fabric", {"source", "topology_file", "plugin_socket"});
+    check_keys(n, "fabric", {"source", "topology_file", "plugin_socket", "plugin_socket_mode", "plugin_socket_group"});
     const std::string source = n["source"] ? scalar(n["source"], "fabric.source") : "offline";
     if (source == "offline") {
       cfg.fabric_source = FabricSource::kOffline;
@@ -138,6 +138,24 @@ struct Loader {
       fail(n, "fabric.source live needs fabric.plugin_socket");
     }
     if (cfg.plugin_socket.size() >= 100) fail(n["plugin_socket"], "plugin_socket path is longer than 99 bytes");
+    if (n["plugin_socket_group"]) {
+      cfg.plugin_socket_group = scalar(n["plugin_socket_group"], "plugin_socket_group");
+      if (cfg.plugin_socket_group.empty()) fail(n["plugin_socket_group"], "plugin_socket_group must not be empty");
+    }
+    if (n["plugin_socket_mode"]) {
+      const std::string mode = scalar(n["plugin_socket_mode"], "plugin_socket_mode");
+      if (mode == "0600" || mode == "600") {
+        cfg.plugin_socket_mode = 0600;
+      } else if (mode == "0660" || mode == "660") {
+        cfg.plugin_socket_mode = 0660;
+      } else {
+        fail(n["plugin_socket_mode"], "plugin_socket_mode must be \"0600\" or \"0660\" (got '" + mode +
+                                          "'): the plugin socket is never open to other users");
+      }
+    }
+    if (cfg.plugin_socket_mode == 0660 && cfg.plugin_socket_group.empty()) {
+      fail(n["plugin_socket_mode"], "plugin_socket_mode 0660 needs plugin_socket_group (who may connect)");
+    }
   }
 
   void policy(const YAML::Node& n) {
@@ -149,7 +167,8 @@ struct Loader {
 
   void limits(const YAML::Node& n) {
     expect_map(n, "limits");
-    check_keys(n, "limits", {"max_body_bytes", "reroutes_per_minute", "reroute_timeout_s"});
+    check_keys(n, "limits", {"max_body_bytes", "reroutes_per_minute", "reroute_timeout_s", "max_connections",
+                             "request_timeout_s", "idle_timeout_s", "refused_audits_per_minute"});
     if (n["max_body_bytes"]) cfg.max_body_bytes = number(n["max_body_bytes"], "max_body_bytes", 256, 64ull << 20);
     if (n["reroutes_per_minute"]) {
       cfg.reroutes_per_minute = static_cast<uint32_t>(number(n["reroutes_per_minute"], "reroutes_per_minute", 1, 600));
@@ -157,6 +176,13 @@ struct Loader {
     if (n["reroute_timeout_s"]) {
       cfg.reroute_timeout_s = static_cast<uint32_t>(number(n["reroute_timeout_s"], "reroute_timeout_s", 1, 3600));
     }
+    auto u32 = [&](const char* key, uint32_t* out, uint64_t lo, uint64_t hi) {
+      if (n[key]) *out = static_cast<uint32_t>(number(n[key], key, lo, hi));
+    };
+    u32("max_connections", &cfg.max_connections, 4, 65536);
+    u32("request_timeout_s", &cfg.request_timeout_s, 1, 600);
+    u32("idle_timeout_s", &cfg.idle_timeout_s, 1, 3600);
+    u32("refused_audits_per_minute", &cfg.refused_audits_per_minute, 0, 100000);
   }
 
   void load(const YAML::Node& root) {

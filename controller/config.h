@@ -10,6 +10,8 @@
 //     source: live | offline
 //     topology_file: fabric.topo    # offline: the fabric (ibnetdiscover format)
 //     plugin_socket: /run/railyard/plugin.sock   # live: where the plugin connects
+//     plugin_socket_mode: "0600"    # 0600, or 0660 with plugin_socket_group
+//     plugin_socket_group: opensm   # the group that may connect (with 0660)
 //   policy:
 //     base_file: /etc/railyard/policy.yaml  # rails, roots, static drains (optional)
 //     output_file: /run/railyard/policy.yaml # base + the controller's drains; the
@@ -18,6 +20,10 @@
 //     max_body_bytes: 65536
 //     reroutes_per_minute: 6
 //     reroute_timeout_s: 60
+//     max_connections: 512          # HTTP connections at once; beyond: 503
+//     request_timeout_s: 10         # to send one whole request (headers + body)
+//     idle_timeout_s: 30            # keep-alive connection with no request
+//     refused_audits_per_minute: 120  # refused mutations audited; beyond: counted only
 //   log_level: info                 # trace | debug | info | warn | error
 //
 // Relative paths are taken from the config file's folder. Unknown keys, wrong
@@ -54,11 +60,17 @@ struct ControllerConfig {
   FabricSource fabric_source = FabricSource::kOffline;
   std::string topology_file;
   std::string plugin_socket;
+  uint32_t plugin_socket_mode = 0600;  // 0600 or 0660 (with a group)
+  std::string plugin_socket_group;     // empty: the daemon's own group
   std::string policy_base_file;
   std::string policy_output_file;
   uint64_t max_body_bytes = 64 * 1024;
   uint32_t reroutes_per_minute = 6;
   uint32_t reroute_timeout_s = 60;
+  uint32_t max_connections = 512;
+  uint32_t request_timeout_s = 10;
+  uint32_t idle_timeout_s = 30;
+  uint32_t refused_audits_per_minute = 120;
   std::string log_level = "info";
 };
 
