@@ -20,15 +20,48 @@ controller::Actor Api::authenticate(const std::string& authorization) const {
   constexpr std::string_view kBearer = "Bearer ";
   if (authorization.size() <= kBearer.size() || authorization.compare(0, kBearer.size(), kBearer) != 0) return {};
   const std::string_view token = std::string_view(authorization).substr(kBearer.size());
+  // Every configured token is compared over its whole length, whatever was
+  // presented and whether an earlier one matched: the time depends on the
+  // configuration only, never on how much of a guess was right.
+  const controller::TokenEntry* found = nullptr;
   for (const controller::TokenEntry& t : c_.config().tokens) {
-    // Constant-time over the configured token's length.
-    if (t.token.size() != token.size()) continue;
-    unsigned char diff = 0;
-    for (size_t i = 0; i < token.size(); ++i) diff |= static_cast<unsigned char>(t.token[i] ^ token[i]);
-    if (diff == 0) return {t.name, t.role};
+    unsigned char diff = t.token.size() != token.size() ? 1 : 0;
+    for (size_t i = 0; i < t.token.size(); ++i) {
+      const unsigned char presented = i < token.size() ? static_cast<unsigned char>(token[i]) : 0;
+      diff |= static_cast<unsigned char>(static_cast<unsigned char>(t.token[i]) ^ presented);
+    }
+    if (diff == 0 && !found) found = &t;
   }
-  return {};
+  if (!found) return {};
+  return {found->name, found->role};
 }
+
+namespace {
+
+// "POST /api/v1/drains?force=true": what the audit log names.
+std::string audited_action(const HttpRequest& req) {
+  std::string action = req.method + " " + req.path;
+  char sep = '?';
+  for (const auto& [k, v] : req.query) {
+    action += sep + k + "=" + v;
+    sep = '&';
+  }
+  return action;
+}
+
+// The message of a JSON response: error.message, else message.
+std::string response_message(const HttpResponse& r) {
+  const nlohmann::json body = nlohmann::json::parse(r.body, nullptr, false);
+  if (!body.is_object()) return {};
+  if (body.contains("error") && body["error"].is_object()) return body["error"].value("message", "");
+  return body.value("message", "");
+}
+
+bool is_mutation_method(std::string_view method) {
+  return method == "POST" || method == "DELETE" || method == "PUT" || method == "PATCH";
+}
+
+}  // namespace
 
 HttpResponse Api::handle(const HttpRequest& req) {
   const Match m = match(req.method, req.path);
@@ -37,55 +70,47 @@ HttpResponse Api::handle(const HttpRequest& req) {
                         : error_response(404, "no endpoint " + req.path + " (GET /api/v1 lists them)");
   }
   const Endpoint& e = *m.endpoint;
-  const controller::Actor actor = authenticate(req.authorization);
-  if (e.role != Role::kNone) {
-    if (actor.role == Role::kNone) {
-      HttpResponse r = error_response(401, req.authorization.empty() ? "a bearer token is required"
-                                                                     : "the bearer token is not valid");
-      r.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"railyard\"");
-      return r;
-    }
-    if (actor.role < e.role) {
-      HttpResponse r = error_response(403, "'" + actor.name + "' has the role " +
-                                               std::string(controller::to_string(actor.role)) + "; " + req.method +
-                                               " " + std::string(e.pattern) + " needs " +
-                                               std::string(controller::to_string(e.role)));
-      if (e.mutation) c_.audit(actor, req.method + " " + req.path, req.body, r.status, "forbidden");
-      return r;
-    }
+  controller::Actor actor = authenticate(req.authorization);
+  if (e.mutation) {
+    actor.action = audited_action(req);
+    actor.request = req.body;
   }
   HttpResponse r;
-  try {
-    check_query(req, e);
-    r = dispatch(e, m.params, req, actor);
-  } catch (const BadRequest& b) {
-    r = error_response(b.status, b.message);
-  } catch (const std::exception& ex) {
-    spdlog::error("{} {}: internal error: {}", req.method, req.path, ex.what());
-    r = error_response(500, std::string("internal error: ") + ex.what());
-  }
-  if (e.mutation) {
-    std::string result;
-    json body = json::parse(r.body, nullptr, false);
-    if (body.is_object() && body.contains("error")) {
-      result = body["error"].value("message", "");
-    } else if (body.is_object()) {
-      result = body.value("message", "");
-    }
+  bool audited = false;
+  if (e.role != Role::kNone && actor.role == Role::kNone) {
+    r = error_response(401, req.authorization.empty() ? "a bearer token is required" : "the bearer token is not valid");
+    r.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"railyard\"");
+  } else if (actor.role < e.role) {
+    r = error_response(403, "'" + actor.name + "' has the role " + std::string(controller::to_string(actor.role)) +
+                                "; " + req.method + " " + std::string(e.pattern) + " needs " +
+                                std::string(controller::to_string(e.role)));
+  } else {
     try {
-      std::string action = req.method + " " + req.path;
-      char sep = '?';
-      for (const auto& [k, v] : req.query) {
-        action += sep + k + "=" + v;
-        sep = '&';
-      }
-      c_.audit(actor, action, req.body, r.status, result);
+      check_query(req, e);
+      r = dispatch(e, m.params, req, actor, &audited);
+    } catch (const BadRequest& b) {
+      r = error_response(b.status, b.message);
+    } catch (const controller::StoreError& ex) {
+      spdlog::error("{} {}: database: {}", req.method, req.path, ex.what());
+      r = error_response(503, std::string("the database cannot be used (") + ex.what() + "): nothing changed");
     } catch (const std::exception& ex) {
-      spdlog::error("audit of {} {} failed: {}", req.method, req.path, ex.what());
-      return error_response(500, std::string("the change was made but its audit record failed: ") + ex.what());
+      spdlog::error("{} {}: internal error: {}", req.method, req.path, ex.what());
+      r = error_response(500, std::string("internal error: ") + ex.what());
     }
   }
+  // A change is audited with the change itself; everything else a mutation
+  // endpoint answers (refused, failed, dry run) is audited here, bounded.
+  if (e.mutation && !audited) c_.audit_refused(actor, r.status, response_message(r));
   return r;
+}
+
+void Api::refused_before_routing(const std::string& method, const std::string& target, int status,
+                                 const std::string& message) {
+  if (!method.empty() && !is_mutation_method(method)) return;
+  controller::Actor actor;
+  actor.name = "anonymous";
+  actor.action = (method.empty() ? "?" : method) + " " + target.substr(0, 256);
+  c_.audit_refused(actor, status, message);
 }
 
 }  // namespace railyard::api

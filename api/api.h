@@ -6,6 +6,7 @@
 // Never throws: an internal error is a 500 with a message, logged.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -20,22 +21,36 @@ struct Endpoint;
 
 namespace railyard::api {
 
+// The HTTP layer's counters (http_server.cpp updates them), for /metrics.
+struct HttpStats {
+  std::atomic<uint64_t> open{0};     // connections now
+  std::atomic<uint64_t> refused{0};  // 503 at accept: the cap was reached
+};
+
 class Api {
  public:
   explicit Api(controller::Controller& controller) : c_(controller) {}
   HttpResponse handle(const HttpRequest& request);
+  // A request refused by the HTTP layer before it reached an endpoint (413,
+  // 431, malformed): audited when it was, or may have been, a mutation.
+  // Shared: a connection still queued in an io_context may outlive the Api.
+  const std::shared_ptr<HttpStats>& http_stats() { return http_stats_; }
+  void refused_before_routing(const std::string& method, const std::string& target, int status,
+                              const std::string& message);
 
  private:
   controller::Actor authenticate(const std::string& authorization) const;
   // The handler of each endpoint (dispatch.cpp); may throw BadRequest-like
   // errors that handle() turns into 4xx responses.
+  // *audited: the controller wrote the audit record with the change.
   HttpResponse dispatch(const Endpoint& endpoint, const std::map<std::string, std::string>& params,
-                        const HttpRequest& request, const controller::Actor& actor);
+                        const HttpRequest& request, const controller::Actor& actor, bool* audited);
   // Whole-fabric documents (hosts, switches, fabric) rendered once per
   // controller generation: at 16k CAs `hosts` is megabytes of JSON.
   HttpResponse cached(int id, const std::function<HttpResponse()>& render);
 
   controller::Controller& c_;
+  std::shared_ptr<HttpStats> http_stats_ = std::make_shared<HttpStats>();
   std::mutex cache_mu_;
   struct Cached {
     uint64_t generation = 0;

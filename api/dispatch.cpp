@@ -130,24 +130,26 @@ HttpResponse Api::cached(int id, const std::function<HttpResponse()>& render) {
 }
 
 HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::string>& params,
-                           const HttpRequest& req, const ctl::Actor& actor) {
+                           const HttpRequest& req, const ctl::Actor& actor, bool* audited) {
   switch (e.id) {
     case EndpointId::kIndex: return json_response(200, endpoint_index());
     case EndpointId::kOpenApi: return json_response(200, openapi_document());
     case EndpointId::kHealth: {
       auto v = c_.view();
       const bool live = c_.config().fabric_source == ctl::FabricSource::kLive;
-      bool db_ok = true;
-      try {
-        (void)c_.store().last_event_id();
-      } catch (const std::exception&) {
-        db_ok = false;
-      }
-      const bool ok = v && db_ok && (!live || c_.plugin_connected());
+      const ctl::Health h = c_.health();
+      json reasons = json::array();
+      if (!v) reasons.push_back(live ? "no fabric yet: waiting for the plugin's first snapshot" : "no fabric");
+      if (!h.database_writable) reasons.push_back("the database cannot be written: " + h.database_error);
+      if (!h.policy_file_writable) reasons.push_back("the policy file cannot be written: " + h.policy_file_error);
+      if (live && !c_.plugin_connected()) reasons.push_back("the OpenSM plugin is not connected");
+      const bool ok = reasons.empty();
       json body = {{"status", ok ? "ok" : "degraded"},
                    {"fabric", v ? json{{"version", v->version}, {"origin", v->origin}} : json(nullptr)},
                    {"source", live ? "live" : "offline"},
-                   {"database", db_ok ? "ok" : "failing"}};
+                   {"database", h.database_writable ? "ok" : "failing"},
+                   {"policy_file", h.policy_file_writable ? "ok" : "failing"}};
+      if (!ok) body["reasons"] = reasons;
       if (live) body["plugin"] = c_.plugin_connected() ? "connected" : "disconnected";
       return json_response(ok ? 200 : 503, body);
     }
@@ -189,7 +191,7 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
     }
     case EndpointId::kMetrics: {
       auto v = c_.view();
-      return text_response(render_metrics(c_, v.get(), *c_.links(), c_.store().active_drains().size()));
+      return text_response(render_metrics(c_, *http_stats_, v.get(), *c_.links(), c_.store().active_drains().size()));
     }
     case EndpointId::kDrainsList: {
       json list = json::array();
@@ -213,15 +215,18 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
       if (d.reason.empty()) throw BadRequest{400, "field 'reason' must say why"};
       d.expires_at = parse_expires(j);
       const ctl::DrainOutcome o = c_.drain(d, actor, query_flag(req, "dry_run"), query_flag(req, "force"));
+      *audited = o.audited;
       return outcome_response(o, drain_body(o));
     }
     case EndpointId::kDrainDelete: {
       const ctl::DrainOutcome o = c_.undrain(parse_id(params, "id"), actor, query_flag(req, "dry_run"));
+      *audited = o.audited;
       return outcome_response(o, drain_body(o));
     }
     case EndpointId::kReroute: {
       const json j = parse_object(req.body, {"reason"}, true);
       const ctl::RerouteOutcome o = c_.reroute(actor, get_string(j, "reason", false));
+      *audited = o.audited;
       HttpResponse r = outcome_response(o, o.reroute ? json{{"reroute", render_reroute(*o.reroute)}} : json::object());
       if (o.status == 429) r.headers.emplace_back("Retry-After", std::to_string(static_cast<int>(std::ceil(o.retry_after_s))));
       return r;
@@ -239,8 +244,7 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
     case EndpointId::kLinkEvent: {
       const json j = parse_object(req.body, {"id", "node", "port", "state", "reason", "time"});
       ctl::LinkEventRequest l;
-      l.event_id = get_string(j, "id", true, 256);
-      if (l.event_id.empty()) throw BadRequest{400, "field 'id' must not be empty"};
+      l.event_id = get_id(j, "id", 256);
       l.node = get_string(j, "node", true);
       l.port = get_port(j, true);
       l.state = get_string(j, "state", true);
@@ -252,8 +256,11 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
         }
         l.time = j["time"].get<double>();
       }
-      const ctl::LinkEventOutcome o = c_.link_event(l, actor);
-      json body = {{"event", render_event(o.event)}, {"duplicate", o.duplicate}};
+      const ctl::LinkEventOutcome o = c_.link_event(l, actor, query_flag(req, "force"));
+      *audited = o.audited;
+      json body = {{"duplicate", o.duplicate}};
+      if (o.event.id) body["event"] = render_event(o.event);
+      if (o.impact.pairs_cut || o.impact.route_ms) body["impact"] = render_impact(o.impact);
       if (o.reroute) body["reroute"] = render_reroute(*o.reroute);
       return outcome_response(o, body);
     }
@@ -289,15 +296,16 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
     case EndpointId::kJobCreate: {
       const json j = parse_object(req.body, {"id", "hosts", "cas", "rails"});
       ctl::JobRequest job;
-      job.id = get_string(j, "id", true, 128);
-      if (job.id.empty()) throw BadRequest{400, "field 'id' must not be empty"};
+      job.id = get_id(j, "id", 128);
       auto strings = [&](const char* key, std::vector<std::string>* out) {
         if (!j.contains(key)) return;
         if (!j[key].is_array()) throw BadRequest{400, std::string("field '") + key + "' must be a list of names"};
         for (const json& v : j[key]) {
-          if (!v.is_string() || v.get<std::string>().empty()) {
-            throw BadRequest{400, std::string("field '") + key + "' must hold non-empty strings"};
+          if (!v.is_string() || v.get<std::string>().empty() || v.get<std::string>().size() > 1024 ||
+              !is_clean_utf8(v.get<std::string>())) {
+            throw BadRequest{400, std::string("field '") + key + "' must hold names (1..1024 bytes, no control characters)"};
           }
+          if (out->size() >= 65536) throw BadRequest{400, std::string("field '") + key + "' names more than 65,536"};
           out->push_back(v.get<std::string>());
         }
       };
@@ -314,10 +322,12 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
         }
       }
       const ctl::JobOutcome o = c_.create_job(job, actor);
+      *audited = o.audited;
       return outcome_response(o, o.job ? render_job(*o.job) : json::object());
     }
     case EndpointId::kJobDelete: {
       const ctl::JobOutcome o = c_.delete_job(params.at("id"), actor);
+      *audited = o.audited;
       return outcome_response(o, o.job ? json{{"job", render_job(*o.job)}} : json::object());
     }
     default: break;

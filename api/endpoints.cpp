@@ -17,6 +17,8 @@ constexpr QueryParam kDryRun[] = {{"dry_run", "true: say what would change, chan
 constexpr QueryParam kDrainCreateQuery[] = {{"dry_run", "true: say what would change, change nothing"},
                                             {"force", "true: drain even if CA pairs would be cut"}};
 constexpr QueryParam kRouteQuery[] = {{"src_port", "the source CA's port (default: its first cabled port)"}};
+constexpr QueryParam kLinkEventQuery[] = {
+    {"force", "true: apply a \"down\" even when it leaves CA pairs without a path (otherwise 409, nothing recorded)"}};
 constexpr QueryParam kJobsQuery[] = {{"all", "true: also refused and deleted jobs"}};
 constexpr QueryParam kArQuery[] = {{"lid", "only this destination LID"}};
 
@@ -50,7 +52,8 @@ constexpr Endpoint kEndpoints[] = {
      "Reroute requests: pending, applied or failed, with latency", {}, ""},
     {EndpointId::kRerouteGet, "GET", "/api/v1/reroutes/{id}", Role::kViewer, false, "One reroute request", {}, ""},
     {EndpointId::kLinkEvent, "POST", "/api/v1/events/link", Role::kOperator, true,
-     "Outside monitoring reports a link down or up (idempotent by id)", {},
+     "Outside monitoring reports a link down or up (idempotent by id; a down that cuts CAs off needs force)",
+     kLinkEventQuery,
      R"({"id": "monitor-event-id", "node": "GUID, name or description", "port": 1, "state": "down|up", "reason": "...", "time": 0})"},
     {EndpointId::kArSummary, "GET", "/api/v1/ar", Role::kViewer, false,
      "Adaptive-routing groups: per switch counts, maximum, over-limit switches", {}, ""},

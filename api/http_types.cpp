@@ -13,6 +13,41 @@ int hex(char c) {
 
 }  // namespace
 
+bool is_clean_utf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if (c < 0x20 || c == 0x7F) return false;  // control characters
+      ++i;
+      continue;
+    }
+    size_t len = 0;
+    uint32_t cp = 0;
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2, cp = c & 0x1F;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3, cp = c & 0x0F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4, cp = c & 0x07;
+    } else {
+      return false;  // continuation byte, overlong lead (C0, C1) or beyond U+10FFFF
+    }
+    if (i + len > s.size()) return false;
+    for (size_t k = 1; k < len; ++k) {
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    // Overlong forms, UTF-16 surrogates, beyond Unicode.
+    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF)) {
+      return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
 bool percent_decode(std::string_view in, std::string* out, bool plus_is_space) {
   out->clear();
   for (size_t i = 0; i < in.size(); ++i) {
@@ -20,9 +55,7 @@ bool percent_decode(std::string_view in, std::string* out, bool plus_is_space) {
       if (i + 2 >= in.size()) return false;
       const int h = hex(in[i + 1]), l = hex(in[i + 2]);
       if (h < 0 || l < 0) return false;
-      const char c = static_cast<char>(h * 16 + l);
-      if (c == '\0') return false;
-      out->push_back(c);
+      out->push_back(static_cast<char>(h * 16 + l));
       i += 2;
     } else if (plus_is_space && in[i] == '+') {
       out->push_back(' ');
@@ -30,11 +63,17 @@ bool percent_decode(std::string_view in, std::string* out, bool plus_is_space) {
       out->push_back(in[i]);
     }
   }
-  return true;
+  return is_clean_utf8(*out);
 }
 
 bool split_target(const std::string& target, std::string* path, std::map<std::string, std::string>* query) {
   query->clear();
+  // RFC 9112: the request target is visible ASCII; anything else (a raw 0xFF,
+  // a space, a control byte) is refused before it reaches a message or a log.
+  for (const char ch : target) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c <= 0x20 || c >= 0x7F) return false;
+  }
   const size_t q = target.find('?');
   *path = target.substr(0, q);
   std::string ignored;

@@ -32,7 +32,14 @@ struct HttpResponse {
 // the decoded query; false on bad escapes.
 bool split_target(const std::string& target, std::string* path, std::map<std::string, std::string>* query);
 
-// Percent-decoding ("+" is a space only in queries); false on a bad or NUL escape.
+// Splits also refuse (false) a target with bytes outside visible ASCII.
+//
+// Percent-decoding ("+" is a space only in queries); false on a bad escape or
+// when the result is not clean UTF-8 (below).
 bool percent_decode(std::string_view in, std::string* out, bool plus_is_space);
+
+// Valid UTF-8 (no overlong forms, no surrogates) without control characters
+// (C0 and DEL; NUL included): what every name, id and reason must be.
+bool is_clean_utf8(std::string_view text);
 
 }  // namespace railyard::api

@@ -1,5 +1,7 @@
 #include "api/render.h"
 
+#include "api/api.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -358,7 +360,7 @@ std::string render_slurm(const ctl::FabricView& v) {
   return out;
 }
 
-std::string render_metrics(const ctl::Controller& c, const ctl::FabricView* v,
+std::string render_metrics(const ctl::Controller& c, const HttpStats& http, const ctl::FabricView* v,
                            const std::vector<ctl::LinkStatus>& links, size_t drains) {
   const ctl::Counters k = c.counters();
   const LinkCounts lc = count_links(links);
@@ -382,6 +384,16 @@ std::string render_metrics(const ctl::Controller& c, const ctl::FabricView* v,
   line("railyard_reroutes_total{status=\"applied\"}", double(k.reroutes_applied));
   line("railyard_reroutes_total{status=\"failed\"}", double(k.reroutes_failed));
   line("railyard_reroutes_total{status=\"rate_limited\"}", double(k.reroutes_rate_limited));
+  line("railyard_reroutes_total{status=\"coalesced\"}", double(k.reroutes_coalesced));
+  metric("railyard_audit_refused_skipped_total", "counter",
+         "Refused requests not audited one by one: over limits.refused_audits_per_minute, or the database failed.");
+  line("railyard_audit_refused_skipped_total{reason=\"rate\"}", double(k.audits_suppressed));
+  line("railyard_audit_refused_skipped_total{reason=\"database\"}", double(k.audits_failed));
+  metric("railyard_http_connections", "gauge", "Open HTTP connections.");
+  line("railyard_http_connections", double(http.open.load()));
+  metric("railyard_http_connections_refused_total", "counter",
+         "Connections answered 503 at once: limits.max_connections reached.");
+  line("railyard_http_connections_refused_total", double(http.refused.load()));
   metric("railyard_reroute_latency_ms", "summary", "Request to LFTs in place, last 1000 applied requests.");
   std::vector<double> lat = k.reroute_latency_ms;
   std::sort(lat.begin(), lat.end());

@@ -25,7 +25,8 @@ nlohmann::json render_ar_summary(const controller::FabricView& view, const routi
 nlohmann::json render_ar_switch(const controller::FabricView& view, const routing::ArTables& ar, uint32_t sw, int lid);
 nlohmann::json render_job(const controller::JobRecord& job);
 std::string render_slurm(const controller::FabricView& view);
-std::string render_metrics(const controller::Controller& c, const controller::FabricView* view,
+struct HttpStats;
+std::string render_metrics(const controller::Controller& c, const HttpStats& http, const controller::FabricView* view,
                            const std::vector<controller::LinkStatus>& links, size_t drains);
 
 // A node of the view named by GUID, record name, description or LID (decimal

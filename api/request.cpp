@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "controller/bounded_json.h"
+
 namespace railyard::api {
 
 using nlohmann::json;
@@ -9,7 +11,7 @@ using nlohmann::json;
 HttpResponse json_response(int status, const json& body) {
   HttpResponse r;
   r.status = status;
-  r.body = body.dump() + "\n";
+  r.body = controller::safe_dump(body) + "\n";
   return r;
 }
 
@@ -26,8 +28,9 @@ json parse_object(const std::string& body, std::initializer_list<std::string_vie
     if (empty_ok) return json::object();
     throw BadRequest{400, "a JSON object body is required"};
   }
-  json j = json::parse(body, nullptr, false);
-  if (j.is_discarded()) throw BadRequest{400, "the body is not valid JSON"};
+  std::string error;
+  json j = controller::parse_bounded_json(body, &error);
+  if (j.is_discarded()) throw BadRequest{400, "the body is " + error};
   if (!j.is_object()) throw BadRequest{400, "the body must be a JSON object"};
   for (const auto& [key, value] : j.items()) {
     bool ok = false;
@@ -48,8 +51,29 @@ std::string get_string(const json& j, const char* key, bool required, size_t max
   }
   if (!j[key].is_string()) throw BadRequest{400, std::string("field '") + key + "' must be a string"};
   std::string v = j[key].get<std::string>();
-  if (v.size() > max_len) throw BadRequest{400, std::string("field '") + key + "' is too long"};
+  if (v.size() > max_len) {
+    throw BadRequest{400, std::string("field '") + key + "' is longer than " + std::to_string(max_len) + " bytes"};
+  }
+  if (!is_clean_utf8(v)) throw BadRequest{400, std::string("field '") + key + "' holds a control character"};
   return v;
+}
+
+std::string get_id(const json& j, const char* key, size_t max_len) {
+  std::string v = get_string(j, key, true, max_len);
+  if (!valid_id(v, max_len)) {
+    throw BadRequest{400, std::string("field '") + key + "' must be 1.." + std::to_string(max_len) +
+                              " printable ASCII characters without blanks"};
+  }
+  return v;
+}
+
+bool valid_id(std::string_view id, size_t max_len) {
+  if (id.empty() || id.size() > max_len) return false;
+  for (const char ch : id) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c <= 0x20 || c >= 0x7F) return false;
+  }
+  return true;
 }
 
 uint32_t get_port(const json& j, bool required) {

@@ -28,7 +28,12 @@ HttpResponse error_response(int status, const std::string& message);
 // The body as a JSON object with only `allowed` keys.
 nlohmann::json parse_object(const std::string& body, std::initializer_list<std::string_view> allowed,
                             bool empty_ok = false);
+// A string field: at most max_len bytes, clean UTF-8 (no control characters).
 std::string get_string(const nlohmann::json& j, const char* key, bool required, size_t max_len = 1024);
+// A required identifier (job id, event id): 1..max_len visible ASCII
+// characters, no blanks, so it can be named in a URL, a log and a shell.
+std::string get_id(const nlohmann::json& j, const char* key, size_t max_len);
+bool valid_id(std::string_view id, size_t max_len);
 uint32_t get_port(const nlohmann::json& j, bool required);
 bool query_flag(const HttpRequest& r, const char* name);
 int64_t query_int(const HttpRequest& r, const char* name, int64_t fallback, int64_t lo, int64_t hi);

@@ -38,16 +38,31 @@
 
 namespace railyard::controller {
 
+// Who asks, and what they asked as the audit log records it. api/ fills
+// action ("POST /api/v1/drains?force=true") and request (the body) for every
+// call; a mutation that changes state writes its audit record in the same
+// transaction as the change.
 struct Actor {
   std::string name;  // token name, or "plugin", "controller"
   Role role = Role::kNone;
+  std::string action;
+  std::string request;
 };
 
 // An HTTP-shaped outcome: status 2xx on success, else 4xx/5xx and a message.
 struct Outcome {
   int status = 200;
   std::string message;
+  bool audited = false;  // the audit record was written with the change
   bool ok() const { return status < 300; }
+};
+
+// What /health reports: every reason the daemon cannot do its job right now.
+struct Health {
+  bool database_writable = true;
+  std::string database_error;
+  bool policy_file_writable = true;
+  std::string policy_file_error;
 };
 
 struct DrainRequest {
@@ -95,6 +110,7 @@ struct LinkEventRequest {
 struct LinkEventOutcome : Outcome {
   EventRecord event;
   bool duplicate = false;
+  DrainImpact impact;  // of a state change: pairs cut (a 409 without force), routing time
   std::optional<RerouteRecord> reroute;
 };
 
@@ -125,6 +141,9 @@ struct Counters {
   uint64_t plugin_events_dropped = 0;  // reported by the plugin (seq gaps and hello.dropped)
   uint64_t plugin_connects = 0;
   uint64_t lft_changes = 0;
+  uint64_t reroutes_coalesced = 0;       // changes whose reroute waited for the rate limit
+  uint64_t audits_suppressed = 0;        // refused requests beyond limits.refused_audits_per_minute
+  uint64_t audits_failed = 0;            // refused requests whose record could not be written
   std::vector<double> reroute_latency_ms;  // the last 1,000 applied
 };
 
@@ -150,10 +169,24 @@ class Controller {
   // caching what is rendered from them.
   uint64_t generation() const { return generation_.load(); }
 
+  Health health() const;
+
+  // Mutations follow one rule: acknowledged (2xx) only once every effect is
+  // durable — the policy file written, the store's transaction (change,
+  // reroute request, audit record) committed — else rolled back with a 503
+  // that says nothing changed. Reroutes to the plugin count against
+  // limits.reroutes_per_minute whatever asked for them: an explicit reroute
+  // beyond it is refused (429); a drain, undrain or link event beyond it is
+  // made, and its reroute is queued and sent, coalesced, when the window
+  // allows.
   DrainOutcome drain(const DrainRequest& request, const Actor& actor, bool dry_run, bool force);
   DrainOutcome undrain(int64_t id, const Actor& actor, bool dry_run);
   RerouteOutcome reroute(const Actor& actor, const std::string& reason);
-  LinkEventOutcome link_event(const LinkEventRequest& request, const Actor& actor);
+  // A "down" that would leave CA pairs without a path is refused (409, the
+  // impact, nothing recorded) unless forced: monitoring can be wrong, and a
+  // false "down" on a CA's only link would cut it off. The same event id with
+  // another link or state is a 409.
+  LinkEventOutcome link_event(const LinkEventRequest& request, const Actor& actor, bool force = false);
 
   // SHARP jobs (sharp_jobs.cpp): trees per rail, capacity shared by all jobs,
   // recomputed when the fabric view changes; persisted in the store.
@@ -176,28 +209,49 @@ class Controller {
   // Once a second: expired drains are removed, overdue requests fail.
   void tick(double now);
 
-  // Records a mutation in the audit log (api/ calls it for every mutation).
-  void audit(const Actor& actor, const std::string& action, const std::string& request, int status,
-             const std::string& result);
+  // Records a refused or failed mutation (api/ calls it for every mutation
+  // the controller did not audit itself: 401, 403, 4xx, 5xx), at most
+  // limits.refused_audits_per_minute a minute; beyond that they are counted
+  // (audits_suppressed) and one record says how many were left out. Never
+  // throws: the refusal stands whether or not its record could be written.
+  void audit_refused(const Actor& actor, int status, const std::string& result);
 
  private:
   // Base policy + drains + links reported down by monitoring; references that
   // do not resolve in `fabric` (default: the current one) are left out.
   policies::Policy effective_policy(const std::vector<DrainRecord>& drains,
                                     const routing::Fabric* fabric = nullptr) const;
+  policies::Policy effective_policy(const std::vector<DrainRecord>& drains, const std::vector<LinkStateRecord>& states,
+                                    const routing::Fabric* fabric) const;
   Result<std::string> canonical_target(const routing::Fabric& fabric, const DrainRequest& request,
                                        std::string* label) const;
   DrainImpact what_if(const FabricView& current, const policies::Policy& policy,
                       std::shared_ptr<const FabricView>* out, Status* error) const;
-  Status write_policy_file(const policies::Policy& policy) const;
-  // Applies a new policy/down set: offline re-route now; live ask the plugin.
-  RerouteRecord push_reroute(const Actor& actor, const std::string& reason, bool policy_changed);
+  Status write_policy_file(const policies::Policy& policy);
+  // A reroute request for a change about to be committed: offline applied at
+  // once (the caller re-routed the view); live pending, or queued when the
+  // rate limit is spent (unless `must_send`: then the caller checked it).
+  RerouteRecord new_reroute(const Actor& actor, const std::string& reason, double route_ms);
+  // After the commit: tells the plugin (live, pending); a failed send fails
+  // the request.
+  void send_reroute(RerouteRecord& record, bool policy_changed);
+  // The rate window of reroutes sent to the plugin; true (and counted) when
+  // one more fits.
+  bool take_reroute_slot(double now);
+  // Makes a change durable (see the rule above): `policy` (may be null) to
+  // the policy file, then `write`, the reroute record (may be null) and the
+  // audit record in one transaction. An empty optional on success, else the
+  // 503 to answer; on failure the old policy file is put back.
+  std::optional<Outcome> commit_change(const Actor& actor, const std::string& fallback_action,
+                                       const policies::Policy* policy, const Outcome& success,
+                                       const RerouteRecord* reroute, const std::function<void()>& write);
   void finish_request(const std::string& id, bool applied, const std::string& detail, double now);
   void set_view(std::shared_ptr<const FabricView> view);
   // After the view changed (mu_ held): recompute the SHARP jobs' trees.
   void sharp_follow_view();
   Result<routing::SharpAllocation> sharp_allocate(const JobRecord& job);
   std::vector<std::string> down_links() const;
+  static std::vector<std::string> down_links(const std::vector<LinkStateRecord>& states);
   void record_event(const std::string& source, const std::string& type, const nlohmann::json& body,
                     const std::string& external_id = {});
   void handle_fabric_snapshot(const nlohmann::json& event);
@@ -216,7 +270,13 @@ class Controller {
   bool plugin_connected_ = false;
   uint64_t last_plugin_seq_ = 0;
   std::map<std::string, double> pending_;  // request id -> requested at (steady seconds)
-  std::deque<double> reroute_times_;       // explicit reroutes in the last minute
+  std::deque<double> reroute_times_;       // reroutes sent to the plugin in the last minute
+  std::vector<std::string> queued_;        // reroute requests waiting for the rate limit
+  std::map<std::string, std::vector<std::string>> coalesced_;  // sent id -> queued ids it carries
+  bool policy_file_ok_ = true;             // the last write of the policy file worked
+  std::string policy_file_error_;
+  std::deque<double> refused_audit_times_;  // refused requests audited in the last minute
+  uint64_t audits_suppressed_pending_ = 0;  // left out since the last summary record
   Counters counters_;
   uint64_t request_counter_ = 0;
   uint64_t lft_changes_in_pass_ = 0;
@@ -235,5 +295,6 @@ class Controller {
 };
 
 double unix_now();
+double steady_now();  // seconds on the monotonic clock, for intervals
 
 }  // namespace railyard::controller

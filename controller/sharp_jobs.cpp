@@ -152,8 +152,15 @@ JobOutcome Controller::create_job(const JobRequest& request, const Actor& actor)
   if (!a) return {{status_for(a.error().message), a.error().message}};
   job.trees = trees_json(view_->fabric, a->trees);
   job.detail = "allocated on fabric version " + std::to_string(view_->version);
-  store_->put_job(job);
   JobOutcome out{{201, "job '" + job.id + "': " + std::to_string(a->trees.size()) + " SHARP trees"}};
+  if (std::optional<Outcome> failed = commit_change(actor, "create job " + job.id, nullptr, out, nullptr,
+                                                    [&] { store_->put_job(job); })) {
+    (void)sharp_->release(job.id);  // the slots go back: the job does not exist
+    out.Outcome::operator=(*failed);
+    return out;
+  }
+  out.audited = true;
+  ++generation_;
   out.job = job;
   return out;
 }
@@ -162,13 +169,20 @@ JobOutcome Controller::delete_job(const std::string& id, const Actor& actor) {
   std::lock_guard lock(mu_);
   std::optional<JobRecord> job = store_->job(id);
   if (!job || job->status == "deleted") return {{404, "no job '" + id + "'"}};
-  if (sharp_ && sharp_->find(id)) (void)sharp_->release(id);
   job->status = "deleted";
   job->detail = "deleted by " + actor.name;
   job->trees = "[]";
   job->updated_at = unix_now();
-  store_->put_job(*job);
   JobOutcome out{{200, "job '" + id + "' deleted; its tree slots are free"}};
+  if (std::optional<Outcome> failed = commit_change(actor, "delete job " + id, nullptr, out, nullptr,
+                                                    [&] { store_->put_job(*job); })) {
+    out.Outcome::operator=(*failed);
+    return out;
+  }
+  // Slots are freed once the deletion is durable: a failed delete keeps them.
+  if (sharp_ && sharp_->find(id)) (void)sharp_->release(id);
+  out.audited = true;
+  ++generation_;
   out.job = job;
   return out;
 }

@@ -1,5 +1,9 @@
 #include "controller/store.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <memory>
 
 namespace railyard::controller {
@@ -44,6 +48,7 @@ CREATE TABLE IF NOT EXISTS audit (
 CREATE TABLE IF NOT EXISTS jobs (
   id TEXT PRIMARY KEY, request TEXT NOT NULL, trees TEXT NOT NULL, status TEXT NOT NULL, detail TEXT NOT NULL,
   created_by TEXT NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL, version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS heartbeat (id INTEGER PRIMARY KEY CHECK (id = 1), time REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS reroutes (
   id TEXT PRIMARY KEY, requested_at REAL NOT NULL, requested_by TEXT NOT NULL, reason TEXT NOT NULL,
   status TEXT NOT NULL, finished_at REAL, latency_ms REAL, detail TEXT NOT NULL);
@@ -164,6 +169,19 @@ JobRecord read_job(const Stmt& s) {
 }  // namespace
 
 Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (!S_ISREG(st.st_mode)) return Error{path + ": the database is not a regular file"};
+    if (st.st_size == 0) {
+      return Error{path + ": the database file is empty (0 bytes), not a railyard database; "
+                          "restore it from a backup, or remove it to start with no drains, jobs or history"};
+    }
+  } else {
+    // Created here so that its mode is ours (0600), not the umask's: the
+    // audit log and drains are the operators' business.
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0) ::close(fd);
+  }
   sqlite3* db = nullptr;
   const int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
                                  nullptr);
@@ -187,24 +205,106 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
 
 Store::~Store() { sqlite3_close(db_); }
 
+template <class F>
+auto Store::write(F&& f) -> decltype(f()) {
+  try {
+    if constexpr (std::is_void_v<decltype(f())>) {
+      f();
+      if (transaction_depth_ == 0) writable_ = true;
+    } else {
+      auto result = f();
+      if (transaction_depth_ == 0) writable_ = true;
+      return result;
+    }
+  } catch (const StoreError& e) {
+    note_write_failure(e.what());
+    throw;
+  }
+}
+
+void Store::note_write_failure(const std::string& message) {
+  writable_ = false;
+  write_error_ = message;
+}
+
+Store::Transaction::Transaction(Store& store) : store_(store), lock_(store.mu_) {
+  if (store_.transaction_depth_ > 0) throw StoreError("a transaction is already open");
+  try {
+    exec(store_.db_, "BEGIN IMMEDIATE");
+  } catch (const StoreError& e) {
+    store_.note_write_failure(e.what());
+    throw;
+  }
+  ++store_.transaction_depth_;
+}
+
+Store::Transaction::~Transaction() {
+  if (done_) return;
+  --store_.transaction_depth_;
+  // SQLite may have rolled back by itself (disk full): the error of a
+  // rollback with no transaction open says nothing new.
+  sqlite3_exec(store_.db_, "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+void Store::Transaction::commit() {
+  done_ = true;
+  --store_.transaction_depth_;
+  try {
+    exec(store_.db_, "COMMIT");
+    store_.writable_ = true;
+  } catch (const StoreError& e) {
+    store_.note_write_failure(e.what());
+    sqlite3_exec(store_.db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
+bool Store::writable() const {
+  std::lock_guard lock(mu_);
+  return writable_;
+}
+
+std::string Store::write_error() const {
+  std::lock_guard lock(mu_);
+  return write_error_;
+}
+
+bool Store::probe_write() {
+  std::lock_guard lock(mu_);
+  if (transaction_depth_ > 0) return writable_;
+  try {
+    write([&] {
+      Stmt s(db_, "INSERT OR REPLACE INTO heartbeat (id, time) VALUES (1, julianday('now'))");
+      s.step();
+    });
+    return true;
+  } catch (const StoreError&) {
+    return false;
+  }
+}
+
 DrainRecord Store::add_drain(DrainRecord d) {
   std::lock_guard lock(mu_);
-  Stmt s(db_,
-         "INSERT INTO drains (kind, target, target_name, reason, created_by, created_at, expires_at) "
-         "VALUES (?, ?, ?, ?, ?, ?, ?)");
-  s.bind(1, std::string(to_string(d.kind))).bind(2, d.target).bind(3, d.target_name).bind(4, d.reason);
-  s.bind(5, d.created_by).bind(6, d.created_at).bind(7, d.expires_at);
-  s.step();
-  d.id = sqlite3_last_insert_rowid(db_);
-  return d;
+  return write([&] {
+    Stmt s(db_,
+           "INSERT INTO drains (kind, target, target_name, reason, created_by, created_at, expires_at) "
+           "VALUES (?, ?, ?, ?, ?, ?, ?)");
+    s.bind(1, std::string(to_string(d.kind))).bind(2, d.target).bind(3, d.target_name).bind(4, d.reason);
+    s.bind(5, d.created_by).bind(6, d.created_at).bind(7, d.expires_at);
+    s.step();
+    d.id = sqlite3_last_insert_rowid(db_);
+    return d;
+  });
 }
 
 bool Store::remove_drain(int64_t id, const std::string& by, double now) {
   std::lock_guard lock(mu_);
-  Stmt s(db_, "UPDATE drains SET removed_at = ?, removed_by = ? WHERE id = ? AND removed_at IS NULL");
-  s.bind(1, now).bind(2, by).bind(3, id);
-  s.step();
-  return sqlite3_changes(db_) > 0;
+  return write([&] {
+    Stmt s(db_, "UPDATE drains SET removed_at = ?, removed_by = ? WHERE id = ? AND removed_at IS NULL");
+    s.bind(1, now).bind(2, by).bind(3, id);
+    s.step();
+    return sqlite3_changes(db_) > 0;
+  });
 }
 
 std::vector<DrainRecord> Store::active_drains() const {
@@ -225,22 +325,33 @@ std::optional<DrainRecord> Store::drain(int64_t id) const {
 
 Store::Added Store::add_event(EventRecord e) {
   std::lock_guard lock(mu_);
-  if (!e.external_id.empty()) {
-    Stmt find(db_, "SELECT id, time, body, type FROM events WHERE source = ? AND external_id = ?");
-    find.bind(1, e.source).bind(2, e.external_id);
-    if (find.step()) {
-      e.id = find.integer(0);
-      e.time = find.real(1);
-      e.body = find.text(2);
-      e.type = find.text(3);
-      return {std::move(e), false};
+  return write([&]() -> Added {
+    if (!e.external_id.empty()) {
+      Stmt find(db_, "SELECT id, time, body, type FROM events WHERE source = ? AND external_id = ?");
+      find.bind(1, e.source).bind(2, e.external_id);
+      if (find.step()) {
+        e.id = find.integer(0);
+        e.time = find.real(1);
+        e.body = find.text(2);
+        e.type = find.text(3);
+        return {std::move(e), false};
+      }
     }
-  }
-  Stmt s(db_, "INSERT INTO events (time, source, type, external_id, body) VALUES (?, ?, ?, ?, ?)");
-  s.bind(1, e.time).bind(2, e.source).bind(3, e.type).bind_text_or_null(4, e.external_id).bind(5, e.body);
-  s.step();
-  e.id = sqlite3_last_insert_rowid(db_);
-  return {std::move(e), true};
+    Stmt s(db_, "INSERT INTO events (time, source, type, external_id, body) VALUES (?, ?, ?, ?, ?)");
+    s.bind(1, e.time).bind(2, e.source).bind(3, e.type).bind_text_or_null(4, e.external_id).bind(5, e.body);
+    s.step();
+    e.id = sqlite3_last_insert_rowid(db_);
+    return {std::move(e), true};
+  });
+}
+
+std::optional<EventRecord> Store::event_by_external_id(const std::string& source,
+                                                     const std::string& external_id) const {
+  std::lock_guard lock(mu_);
+  Stmt s(db_, "SELECT id, time, source, type, external_id, body FROM events WHERE source = ? AND external_id = ?");
+  s.bind(1, source).bind(2, external_id);
+  if (!s.step()) return std::nullopt;
+  return EventRecord{s.integer(0), s.real(1), s.text(2), s.text(3), s.text(4), s.text(5)};
 }
 
 std::vector<EventRecord> Store::events_since(int64_t after_id, uint32_t limit) const {
@@ -264,9 +375,11 @@ int64_t Store::last_event_id() const {
 
 void Store::add_link_state(const LinkStateRecord& r) {
   std::lock_guard lock(mu_);
-  Stmt s(db_, "INSERT INTO link_health (link, state, time, source, reason) VALUES (?, ?, ?, ?, ?)");
-  s.bind(1, r.link).bind(2, r.state).bind(3, r.time).bind(4, r.source).bind(5, r.reason);
-  s.step();
+  return write([&] {
+    Stmt s(db_, "INSERT INTO link_health (link, state, time, source, reason) VALUES (?, ?, ?, ?, ?)");
+    s.bind(1, r.link).bind(2, r.state).bind(3, r.time).bind(4, r.source).bind(5, r.reason);
+    s.step();
+  });
 }
 
 std::vector<LinkStateRecord> Store::current_link_states() const {
@@ -281,10 +394,12 @@ std::vector<LinkStateRecord> Store::current_link_states() const {
 
 void Store::add_audit(const AuditRecord& r) {
   std::lock_guard lock(mu_);
-  Stmt s(db_, "INSERT INTO audit (time, actor, role, action, request, status, result) VALUES (?, ?, ?, ?, ?, ?, ?)");
-  s.bind(1, r.time).bind(2, r.actor).bind(3, r.role).bind(4, r.action).bind(5, r.request);
-  s.bind(6, static_cast<int64_t>(r.status)).bind(7, r.result);
-  s.step();
+  return write([&] {
+    Stmt s(db_, "INSERT INTO audit (time, actor, role, action, request, status, result) VALUES (?, ?, ?, ?, ?, ?, ?)");
+    s.bind(1, r.time).bind(2, r.actor).bind(3, r.role).bind(4, r.action).bind(5, r.request);
+    s.bind(6, static_cast<int64_t>(r.status)).bind(7, r.result);
+    s.step();
+  });
 }
 
 std::vector<AuditRecord> Store::audit_since(int64_t after_id, uint32_t limit) const {
@@ -302,12 +417,14 @@ std::vector<AuditRecord> Store::audit_since(int64_t after_id, uint32_t limit) co
 
 void Store::put_job(const JobRecord& r) {
   std::lock_guard lock(mu_);
-  Stmt s(db_,
-         "INSERT OR REPLACE INTO jobs (id, request, trees, status, detail, created_by, created_at, updated_at, version) "
-         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  s.bind(1, r.id).bind(2, r.request).bind(3, r.trees).bind(4, r.status).bind(5, r.detail).bind(6, r.created_by);
-  s.bind(7, r.created_at).bind(8, r.updated_at).bind(9, r.version);
-  s.step();
+  return write([&] {
+    Stmt s(db_,
+           "INSERT OR REPLACE INTO jobs (id, request, trees, status, detail, created_by, created_at, updated_at, version) "
+           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    s.bind(1, r.id).bind(2, r.request).bind(3, r.trees).bind(4, r.status).bind(5, r.detail).bind(6, r.created_by);
+    s.bind(7, r.created_at).bind(8, r.updated_at).bind(9, r.version);
+    s.step();
+  });
 }
 
 std::optional<JobRecord> Store::job(const std::string& id) const {
@@ -329,12 +446,14 @@ std::vector<JobRecord> Store::jobs(bool active_only) const {
 
 void Store::put_reroute(const RerouteRecord& r) {
   std::lock_guard lock(mu_);
-  Stmt s(db_,
-         "INSERT OR REPLACE INTO reroutes (id, requested_at, requested_by, reason, status, finished_at, latency_ms, "
-         "detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
-  s.bind(1, r.id).bind(2, r.requested_at).bind(3, r.requested_by).bind(4, r.reason).bind(5, r.status);
-  s.bind(6, r.finished_at).bind(7, r.latency_ms).bind(8, r.detail);
-  s.step();
+  return write([&] {
+    Stmt s(db_,
+           "INSERT OR REPLACE INTO reroutes (id, requested_at, requested_by, reason, status, finished_at, latency_ms, "
+           "detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    s.bind(1, r.id).bind(2, r.requested_at).bind(3, r.requested_by).bind(4, r.reason).bind(5, r.status);
+    s.bind(6, r.finished_at).bind(7, r.latency_ms).bind(8, r.detail);
+    s.step();
+  });
 }
 
 std::vector<RerouteRecord> Store::reroutes(uint32_t limit) const {

@@ -99,8 +99,35 @@ struct JobRecord {
 
 class Store {
  public:
-  // Opens (creating) the database and its schema.
+  // Opens (creating, mode 0600) the database and its schema. An existing file
+  // of zero bytes is refused: it is not a railyard database, and starting on
+  // it would silently forget every drain.
   static Result<std::unique_ptr<Store>> open(const std::string& path);
+
+  // Every write between its construction and commit() is one SQLite
+  // transaction (durable at commit: synchronous=FULL). Not committed (an
+  // exception, an early return) -> rolled back. Holds the store's lock, so
+  // readers never see half of it. One per thread at a time.
+  class Transaction {
+   public:
+    explicit Transaction(Store& store);
+    ~Transaction();
+    Transaction(const Transaction&) = delete;
+    Transaction& operator=(const Transaction&) = delete;
+    void commit();  // throws StoreError (and the transaction is rolled back)
+
+   private:
+    Store& store_;
+    std::unique_lock<std::recursive_mutex> lock_;
+    bool done_ = false;
+  };
+
+  // Whether the last write reached the disk; the error of the last failed one.
+  // probe_write() tries a small durable write (to recover after the disk had
+  // no room or was read-only): true when it worked.
+  bool writable() const;
+  std::string write_error() const;
+  bool probe_write();
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -119,6 +146,7 @@ class Store {
     bool inserted = true;
   };
   Added add_event(EventRecord event);
+  std::optional<EventRecord> event_by_external_id(const std::string& source, const std::string& external_id) const;
   std::vector<EventRecord> events_since(int64_t after_id, uint32_t limit) const;
   int64_t last_event_id() const;
 
@@ -140,8 +168,17 @@ class Store {
 
  private:
   explicit Store(sqlite3* db) : db_(db) {}
+  // Runs one write (mu_ held); records its failure for writable(). Outside a
+  // transaction a write that returned is durable, so it also records success.
+  template <class F>
+  auto write(F&& f) -> decltype(f());
+  void note_write_failure(const std::string& message);
+
   sqlite3* db_;
-  mutable std::mutex mu_;
+  mutable std::recursive_mutex mu_;
+  int transaction_depth_ = 0;  // under mu_
+  bool writable_ = true;       // under mu_
+  std::string write_error_;    // under mu_
 };
 
 }  // namespace railyard::controller

@@ -57,7 +57,7 @@ class Daemon {
     Status s = ctl_->start();
     EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
     api_ = std::make_unique<Api>(*ctl_);
-    server_ = std::make_unique<HttpServer>(io_, *api_, cfg.max_body_bytes);
+    server_ = std::make_unique<HttpServer>(io_, *api_, ServerLimits::from(cfg));
     auto port = server_->listen("127.0.0.1", 0);
     EXPECT_TRUE(port.ok());
     port_ = *port;
