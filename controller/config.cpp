@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "controller/token_file.h"
 #include "policies/policy_loader.h"
 
 namespace railyard::controller {
@@ -104,11 +105,12 @@ struct Loader {
       if (t["token"]) {
         e.token = scalar(t["token"], "token");
       } else if (t["token_file"]) {
+        // The same reader as railyardctl's (controller/token_file.h): one
+        // token, blanks around it ignored, owner-only permissions.
         const std::string path = anchored(scalar(t["token_file"], "token_file"), base);
-        std::ifstream in(path);
-        if (!in) fail(t["token_file"], "cannot read token_file '" + path + "'");
-        std::getline(in, e.token);
-        while (!e.token.empty() && (e.token.back() == '\r' || e.token.back() == ' ')) e.token.pop_back();
+        Result<std::string> token = read_token_file(path);
+        if (!token) fail(t["token_file"], token.error().message);
+        e.token = std::move(*token);
       } else {
         fail(t, "token entry '" + e.name + "' needs token or token_file");
       }
@@ -155,6 +157,12 @@ struct Loader {
     }
     if (cfg.plugin_socket_mode == 0660 && cfg.plugin_socket_group.empty()) {
       fail(n["plugin_socket_mode"], "plugin_socket_mode 0660 needs plugin_socket_group (who may connect)");
+    }
+    // A group with mode 0600 could not connect: say so rather than let the
+    // operator believe the group is allowed in.
+    if (cfg.plugin_socket_mode == 0600 && !cfg.plugin_socket_group.empty()) {
+      fail(n["plugin_socket_group"], "plugin_socket_group needs plugin_socket_mode \"0660\" (with 0600 only the "
+                                     "daemon's user and root may connect)");
     }
   }
 

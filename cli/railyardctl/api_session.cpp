@@ -2,9 +2,9 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
-#include <sstream>
+
+#include "controller/token_file.h"
 
 namespace railyard::ctl {
 
@@ -12,24 +12,15 @@ using nlohmann::json;
 
 namespace {
 
-std::string read_token_file(const std::string& path, const char* origin) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    print_error("cannot read the token file '" + path + "' (" + origin + ")");
+// The same reader as railyardd's (controller/token_file.h), so a file that
+// works for one works for the other.
+std::string token_from_file(const std::string& path, const char* origin) {
+  Result<std::string> token = controller::read_token_file(path);
+  if (!token) {
+    print_error(token.error().message + " (" + origin + ")");
     throw CommandExit{Exit::kUsage};
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string token = ss.str();
-  // Files written by `echo` or editors end in a newline; tokens never hold blanks.
-  const size_t begin = token.find_first_not_of(" \t\r\n");
-  const size_t end = token.find_last_not_of(" \t\r\n");
-  token = begin == std::string::npos ? std::string() : token.substr(begin, end - begin + 1);
-  if (token.empty()) {
-    print_error("the token file '" + path + "' (" + origin + ") is empty");
-    throw CommandExit{Exit::kUsage};
-  }
-  return token;
+  return std::move(*token);
 }
 
 std::string env(const char* name) {
@@ -66,9 +57,9 @@ void print_error(const std::string& message) { std::cerr << "railyardctl: " << m
 
 std::string resolve_token(const GlobalOptions& o) {
   if (!o.token.empty()) return o.token;
-  if (!o.token_file.empty()) return read_token_file(o.token_file, "--token-file");
+  if (!o.token_file.empty()) return token_from_file(o.token_file, "--token-file");
   if (std::string t = env("RAILYARD_TOKEN"); !t.empty()) return t;
-  if (std::string f = env("RAILYARD_TOKEN_FILE"); !f.empty()) return read_token_file(f, "$RAILYARD_TOKEN_FILE");
+  if (std::string f = env("RAILYARD_TOKEN_FILE"); !f.empty()) return token_from_file(f, "$RAILYARD_TOKEN_FILE");
   return {};
 }
 

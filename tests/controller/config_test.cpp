@@ -2,10 +2,14 @@
 // is refused with the file, the line and what is wrong.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
 #include "controller/config.h"
+#include "controller/token_file.h"
 
 namespace railyard::controller {
 namespace {
@@ -54,6 +58,7 @@ TEST(ControllerConfig, ReadsTokenFiles) {
   const auto dir = std::filesystem::temp_directory_path() / ("ry-config-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "ops.token") << "file-token-abcdefghijklmnop\n";
+  std::filesystem::permissions(dir / "ops.token", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   auto cfg = parse_controller_config(
       "tokens: [{name: ops, role: operator, token_file: ops.token}]\nfabric: {source: offline, topology_file: f}\n",
       (dir / "c.yaml").string());
@@ -85,7 +90,15 @@ TEST(ControllerConfig, RefusesMistakesWithFileAndLine) {
        "token: 0123456789abcdefXYZ}]\n",
        "used by another entry"},
       {"fabric: {source: offline, topology_file: f}\ntokens: [{name: a, token_file: /nonexistent/t}]\n",
-       "cannot read token_file"},
+       "line 2: cannot read the token file '/nonexistent/t': No such file or directory"},
+      {"fabric: {source: live, plugin_socket: /run/p.sock, plugin_socket_mode: \"0666\"}\n",
+       "plugin_socket_mode must be \"0600\" or \"0660\""},
+      {"fabric: {source: live, plugin_socket: /run/p.sock, plugin_socket_mode: \"0660\"}\n",
+       "plugin_socket_mode 0660 needs plugin_socket_group"},
+      {"fabric: {source: live, plugin_socket: /run/p.sock, plugin_socket_group: opensm}\n",
+       "plugin_socket_group needs plugin_socket_mode \"0660\""},
+      {"fabric: {source: live, plugin_socket: /run/p.sock, plugin_socket_mode: \"0660\", plugin_socket_group: \"\"}\n",
+       "plugin_socket_group must not be empty"},
       {"fabric: {source: offline, topology_file: f}\nlimits: {reroutes_per_minute: 0}\n", "reroutes_per_minute must be"},
       {"fabric: {source: offline, topology_file: f}\nlog_level: chatty\n", "log_level must be"},
       {"fabric: [1, 2]\n", "fabric must be a mapping"},
@@ -100,6 +113,122 @@ TEST(ControllerConfig, RefusesMistakesWithFileAndLine) {
         << "expected '" << c.expected << "' in: " << cfg.error().message;
     EXPECT_EQ(cfg.error().message.rfind("c.yaml", 0), 0u) << cfg.error().message;
   }
+}
+
+TEST(ControllerConfig, ReadsThePluginSocketModeAndGroup) {
+  auto cfg = parse_controller_config(
+      "fabric: {source: live, plugin_socket: p.sock, plugin_socket_mode: \"0660\", plugin_socket_group: opensm}\n",
+      "/etc/railyard/c.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.error().message;
+  EXPECT_EQ(cfg->plugin_socket, "/etc/railyard/p.sock");
+  EXPECT_EQ(cfg->plugin_socket_mode, 0660u);
+  EXPECT_EQ(cfg->plugin_socket_group, "opensm");
+  auto plain = parse_controller_config("fabric: {source: live, plugin_socket: p.sock}\n", "c.yaml");
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_EQ(plain->plugin_socket_mode, 0600u);
+  EXPECT_TRUE(plain->plugin_socket_group.empty());
+}
+
+// Token files: railyardd (the config load) and railyardctl (read_token_file,
+// the function its --token-file uses) read every file the same way.
+class TokenFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("ry-token-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string write(const std::string& name, const std::string& content, mode_t mode = 0600) {
+    const std::string path = (dir_ / name).string();
+    std::ofstream(path, std::ios::binary) << content;
+    EXPECT_EQ(::chmod(path.c_str(), mode), 0);
+    return path;
+  }
+  // What railyardd's config makes of the file (the token, or the error).
+  Result<ControllerConfig> daemon_reads(const std::string& path) {
+    return parse_controller_config("tokens: [{name: ops, role: operator, token_file: " + path +
+                                       "}]\nfabric: {source: offline, topology_file: f}\n",
+                                   (dir_ / "c.yaml").string());
+  }
+  std::filesystem::path dir_;
+};
+
+constexpr const char* kToken = "token-0123456789abcdefXYZ";
+
+TEST_F(TokenFileTest, BlanksAroundTheTokenAreIgnoredByBoth) {
+  const std::string token = kToken;
+  const std::pair<const char*, std::string> cases[] = {
+      {"plain", token},
+      {"newline", token + "\n"},
+      {"leading-blanks", "   " + token + "\n"},
+      {"leading-tab", "\t" + token},
+      {"trailing-tab", token + "\t\n"},
+      {"trailing-blanks", token + "  \n"},
+      {"crlf", token + "\r\n"},
+      {"blank-lines-around", "\n\n  " + token + "\r\n\n \n"},
+  };
+  for (const auto& [name, content] : cases) {
+    const std::string path = write(name, content);
+    Result<std::string> cli = read_token_file(path);
+    ASSERT_TRUE(cli.ok()) << name << ": " << cli.error().message;
+    EXPECT_EQ(*cli, token) << name;
+    Result<ControllerConfig> daemon = daemon_reads(path);
+    ASSERT_TRUE(daemon.ok()) << name << ": " << daemon.error().message;
+    EXPECT_EQ(daemon->tokens.at(0).token, token) << name;
+  }
+}
+
+TEST_F(TokenFileTest, BadFilesAreRefusedByBothWithTheSameMessage) {
+  const std::string token = kToken;
+  struct Case {
+    const char* name;
+    std::string content;
+    mode_t mode;
+    std::string expected;  // a piece of the message; PATH stands for the file
+  };
+  const Case cases[] = {
+      {"inner-space", "token-0123 456789abcdefXYZ\n", 0600, "token file 'PATH': the token contains whitespace"},
+      {"inner-tab", "token-0123\t456789abcdefXYZ\n", 0600, "the token contains whitespace"},
+      {"two-lines", token + "\n" + token + "x\n", 0600, "token file 'PATH' holds more than one line"},
+      {"two-lines-crlf", token + "\r\nsecond-line-0123456789\r\n", 0600, "holds more than one line"},
+      {"empty", "", 0600, "token file 'PATH' is empty"},
+      {"only-blanks", " \t\r\n\n", 0600, "token file 'PATH' is empty"},
+      {"control", "token-0123\x01" "456789abcdefXYZ\n", 0600, "the token contains a control character"},
+      {"mode-0644", token + "\n", 0644, "token file 'PATH' can be read or written by group or others (mode 0644): "
+                                        "run chmod 600 PATH"},
+      {"mode-0640", token + "\n", 0640, "(mode 0640): run chmod 600 PATH"},
+      {"mode-0602", token + "\n", 0602, "(mode 0602): run chmod 600 PATH"},
+  };
+  for (const Case& c : cases) {
+    const std::string path = write(c.name, c.content, c.mode);
+    std::string expected = c.expected;
+    for (size_t at; (at = expected.find("PATH")) != std::string::npos;) expected.replace(at, 4, path);
+    Result<std::string> cli = read_token_file(path);
+    ASSERT_FALSE(cli.ok()) << c.name << " was accepted: '" << *cli << "'";
+    EXPECT_NE(cli.error().message.find(expected), std::string::npos)
+        << c.name << ": expected '" << expected << "' in: " << cli.error().message;
+    Result<ControllerConfig> daemon = daemon_reads(path);
+    ASSERT_FALSE(daemon.ok()) << c.name << " was accepted by the config: '" << daemon->tokens.at(0).token << "'";
+    // The config names its file and line, then says what the reader said.
+    EXPECT_NE(daemon.error().message.find("c.yaml: line 1: " + cli.error().message), std::string::npos)
+        << c.name << ": " << daemon.error().message;
+  }
+}
+
+TEST_F(TokenFileTest, WhatIsNotARegularFileIsRefused) {
+  Result<std::string> dir = read_token_file(dir_.string());
+  ASSERT_FALSE(dir.ok());
+  EXPECT_NE(dir.error().message.find("is not a regular file"), std::string::npos) << dir.error().message;
+  Result<std::string> missing = read_token_file((dir_ / "missing").string());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("cannot read the token file"), std::string::npos);
+  const std::string big = write("big", std::string(kMaxTokenFileBytes + 1, 'a'));
+  Result<std::string> large = read_token_file(big);
+  ASSERT_FALSE(large.ok());
+  EXPECT_NE(large.error().message.find("is larger than"), std::string::npos) << large.error().message;
 }
 
 TEST(ControllerConfig, MissingFileIsAnError) {

@@ -24,6 +24,7 @@ ry_assert_contains "$help" "--port-file" "--help names --port-file"
 mkdir -p etc
 echo "slurm-token-0123456789abcdef" >etc/slurm.token
 echo "grafana-token-0123456789abcdef" >etc/grafana.token
+chmod 600 etc/*.token  # railyardd refuses token files others can read
 sed -e "s#/etc/railyard/#$RY_TMP/etc/#g" -e "s#/var/lib/railyard/#$RY_TMP/#" -e "s#/run/railyard/#$RY_TMP/#" \
   "$SRC/config/railyardd.yaml" >etc/railyardd.yaml
 out=$("$D" config check etc/railyardd.yaml) || ry_fail "the example config does not check: $out"
