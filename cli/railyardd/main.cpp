@@ -30,6 +30,13 @@ int check_config(const std::string& path) {
     std::cerr << "railyardd: " << cfg.error().message << "\n";
     return 2;
   }
+  // The group is looked up by start() too; saying it here spares a failed start.
+  if (cfg->fabric_source == controller::FabricSource::kLive && !cfg->plugin_socket_group.empty()) {
+    if (Result<gid_t> gid = controller::resolve_group(cfg->plugin_socket_group); !gid) {
+      std::cerr << "railyardd: " << path << ": plugin_socket_group: " << gid.error().message << "\n";
+      return 2;
+    }
+  }
   std::cout << path << ": ok (listen " << cfg->listen_address << ":" << cfg->listen_port << ", "
             << cfg->tokens.size() << " tokens, database " << cfg->database << ", fabric "
             << (cfg->fabric_source == controller::FabricSource::kLive ? "live via " + cfg->plugin_socket
@@ -54,7 +61,8 @@ int serve(const std::string& path, int port_override, const std::string& port_fi
     return 1;
   }
   const bool live = cfg->fabric_source == controller::FabricSource::kLive;
-  const std::string socket_path = cfg->plugin_socket;
+  const controller::PluginSocketOptions socket_options{cfg->plugin_socket, cfg->plugin_socket_mode,
+                                                      cfg->plugin_socket_group};
   const std::string address = cfg->listen_address;
   const uint16_t port = cfg->listen_port;
   const uint64_t max_body = cfg->max_body_bytes;
@@ -71,18 +79,29 @@ int serve(const std::string& path, int port_override, const std::string& port_fi
   boost::asio::io_context io;
   std::unique_ptr<controller::PluginLink> link;
   if (live) {
+    // Bound before the HTTP port: a second railyardd with the same config
+    // stops here, on the socket's lock, and removes nothing of the first's.
     link = std::make_unique<controller::PluginLink>(
-        io, socket_path, [&ctl](const std::string& line) { ctl.on_plugin_line(line); },
+        io, socket_options, [&ctl](const std::string& line) { ctl.on_plugin_line(line); },
         [&ctl](bool connected) {
           spdlog::info("plugin {}", connected ? "connected" : "disconnected");
           ctl.on_plugin_connection(connected);
+        },
+        [](controller::PluginLink::LogLevel level, const std::string& text) {
+          using L = controller::PluginLink::LogLevel;
+          spdlog::log(level == L::kDebug  ? spdlog::level::debug
+                      : level == L::kInfo ? spdlog::level::info
+                      : level == L::kWarn ? spdlog::level::warn
+                                          : spdlog::level::err,
+                      "plugin socket {}", text);
         });
     if (Status s = link->start(); !s) {
       spdlog::error("{}", s.error().message);
       return 1;
     }
     ctl.set_plugin_sender([&link](const std::string& line) { return link->send(line); });
-    spdlog::info("waiting for the OpenSM plugin on {}", socket_path);
+    spdlog::info("waiting for the OpenSM plugin on {} (mode {:04o}{})", socket_options.path, socket_options.mode,
+                 socket_options.group.empty() ? "" : ", group " + socket_options.group);
   }
 
   api::Api api(ctl);
