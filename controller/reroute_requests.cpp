@@ -144,7 +144,13 @@ void Controller::tick(double now) {
   std::lock_guard lock(mu_);
   // Recovery: once the disk has room again (or is writable again), health
   // says so and the policy file is brought in line with the store.
-  if (!store_->writable()) (void)store_->probe_write();
+  // Probed every tick while failing, every 10 s while healthy, so that a
+  // database gone read-only shows in /health before a mutation trips on it.
+  const double probe_at = steady_now();
+  if (!store_->writable() || probe_at - last_store_probe_ >= 10.0) {
+    last_store_probe_ = probe_at;
+    (void)store_->probe_write();
+  }
   if (!policy_file_ok_) {
     (void)write_policy_file(view_ ? view_->policy : effective_policy(store_->active_drains()));
   }

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <memory>
@@ -190,7 +191,7 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
     sqlite3_close(db);
     return Error{path + ": cannot open the database: " + message};
   }
-  std::unique_ptr<Store> store(new Store(db));
+  std::unique_ptr<Store> store(new Store(db, path));
   try {
     sqlite3_busy_timeout(db, 5000);
     exec(db, "PRAGMA journal_mode=WAL;");
@@ -272,6 +273,15 @@ std::string Store::write_error() const {
 bool Store::probe_write() {
   std::lock_guard lock(mu_);
   if (transaction_depth_ > 0) return writable_;
+  std::string dir = path_.substr(0, path_.find_last_of('/') == std::string::npos ? 0 : path_.find_last_of('/'));
+  if (dir.empty()) dir = path_.find('/') == 0 ? "/" : ".";
+  struct statvfs fs {};
+  constexpr uint64_t kMinFree = 64 * 1024;
+  if (::statvfs(dir.c_str(), &fs) == 0 && uint64_t(fs.f_bavail) * fs.f_frsize < kMinFree) {
+    note_write_failure("database or disk is full (" + std::to_string(uint64_t(fs.f_bavail) * fs.f_frsize) +
+                       " bytes free on the file system of " + path_ + ")");
+    return false;
+  }
   try {
     write([&] {
       Stmt s(db_, "INSERT OR REPLACE INTO heartbeat (id, time) VALUES (1, julianday('now'))");

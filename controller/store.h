@@ -123,8 +123,11 @@ class Store {
   };
 
   // Whether the last write reached the disk; the error of the last failed one.
-  // probe_write() tries a small durable write (to recover after the disk had
-  // no room or was read-only): true when it worked.
+  // probe_write() checks that the database's file system has room (64 KiB at
+  // least: SQLite may still fit a small write into pages it holds while the
+  // next real one fails) and makes a small durable write; true when both
+  // worked. It is how the daemon notices a full disk before a request trips
+  // on it, and recovers once there is room again.
   bool writable() const;
   std::string write_error() const;
   bool probe_write();
@@ -167,7 +170,7 @@ class Store {
   std::optional<RerouteRecord> reroute(const std::string& id) const;
 
  private:
-  explicit Store(sqlite3* db) : db_(db) {}
+  Store(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   // Runs one write (mu_ held); records its failure for writable(). Outside a
   // transaction a write that returned is durable, so it also records success.
   template <class F>
@@ -175,6 +178,7 @@ class Store {
   void note_write_failure(const std::string& message);
 
   sqlite3* db_;
+  std::string path_;
   mutable std::recursive_mutex mu_;
   int transaction_depth_ = 0;  // under mu_
   bool writable_ = true;       // under mu_
