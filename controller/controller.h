@@ -274,6 +274,7 @@ class Controller {
   std::vector<std::string> queued_;        // reroute requests waiting for the rate limit
   std::map<std::string, std::vector<std::string>> coalesced_;  // sent id -> queued ids it carries
   bool policy_file_ok_ = true;             // the last write of the policy file worked
+  double last_store_probe_ = 0;            // steady seconds
   std::string policy_file_error_;
   std::deque<double> refused_audit_times_;  // refused requests audited in the last minute
   uint64_t audits_suppressed_pending_ = 0;  // left out since the last summary record
