@@ -35,7 +35,7 @@ demo_build() { bash "$root/scripts/build.sh" release railyard osmrailyard railya
 # railyardd, live: it listens for the plugin on a Unix socket, keeps its state in
 # SQLite and writes the policy file the plugin reads. Loopback only; one token.
 demo_start_railyardd() {
-  echo "demo-operator-token-$RANDOM$RANDOM" >"$RY_TMP/operator.token"
+  (umask 077 && echo "demo-operator-token-$RANDOM$RANDOM" >"$RY_TMP/operator.token")
   cat >"$RY_TMP/railyardd.yaml" <<CONF
 tokens: [{name: demo, role: operator, token_file: operator.token}]
 database: railyardd.db

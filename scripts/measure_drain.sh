@@ -23,7 +23,7 @@ ry_tmpdir
 
 "$build/railyard" topo gen "${gen[@]}" -o fabric.net 2>/dev/null
 echo "fabric: ${gen[*]}: $(grep -c '^Ca' fabric.net) CAs, $(grep -c '^Switch' fabric.net) switches"
-echo "op-token-0123456789abcdef" >op.token
+(umask 077 && echo "op-token-0123456789abcdef" >op.token)
 cat >railyardd.yaml <<CONF
 tokens: [{name: bench, role: operator, token_file: op.token}]
 database: state.db

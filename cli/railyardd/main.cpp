@@ -65,7 +65,7 @@ int serve(const std::string& path, int port_override, const std::string& port_fi
                                                       cfg->plugin_socket_group};
   const std::string address = cfg->listen_address;
   const uint16_t port = cfg->listen_port;
-  const uint64_t max_body = cfg->max_body_bytes;
+  const api::ServerLimits limits = api::ServerLimits::from(*cfg);
   controller::Controller ctl(std::move(*cfg), std::move(*store));
   if (Status s = ctl.start(); !s) {
     spdlog::error("{}", s.error().message);
@@ -105,7 +105,7 @@ int serve(const std::string& path, int port_override, const std::string& port_fi
   }
 
   api::Api api(ctl);
-  api::HttpServer server(io, api, max_body);
+  api::HttpServer server(io, api, limits);
   Result<uint16_t> bound = server.listen(address, port);
   if (!bound) {
     spdlog::error("{}", bound.error().message);

@@ -3,7 +3,10 @@
 // state is the last one recorded.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
+#include <fstream>
 
 #include "controller/store.h"
 
@@ -127,6 +130,55 @@ TEST_F(StoreTest, UnopenableDatabaseIsAnError) {
   auto s = Store::open((dir_ / "no" / "such" / "dir" / "x.db").string());
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find("cannot open"), std::string::npos) << s.error().message;
+}
+
+// A zero-length file at the database path started a daemon with no drains,
+// silently: it is refused, and left as it is.
+TEST_F(StoreTest, EmptyDatabaseFileIsRefused) {
+  std::ofstream(path_).close();
+  auto s = Store::open(path_);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("is empty (0 bytes)"), std::string::npos) << s.error().message;
+  EXPECT_EQ(std::filesystem::file_size(path_), 0u);
+}
+
+// The audit log and the drains are not for every local user.
+TEST_F(StoreTest, NewDatabaseIsPrivate) {
+  const mode_t old = ::umask(0);
+  auto s = Store::open(path_);
+  ::umask(old);
+  ASSERT_TRUE(s.ok());
+  struct stat st {};
+  ASSERT_EQ(::stat(path_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+// A transaction not committed leaves nothing; a committed one everything.
+TEST_F(StoreTest, TransactionsAreAllOrNothing) {
+  auto s = open();
+  DrainRecord d;
+  d.target = "0x0000000000000001[3]";
+  d.target_name = "x";
+  d.reason = "r";
+  try {
+    Store::Transaction txn(*s);
+    s->add_drain(d);
+    s->add_audit(AuditRecord{0, 1, "ops", "operator", "POST", "{}", 201, "drained"});
+    throw StoreError("the policy file failed");
+  } catch (const StoreError&) {
+  }
+  EXPECT_TRUE(s->active_drains().empty());
+  EXPECT_TRUE(s->audit_since(0, 10).empty());
+  {
+    Store::Transaction txn(*s);
+    s->add_drain(d);
+    s->add_audit(AuditRecord{0, 1, "ops", "operator", "POST", "{}", 201, "drained"});
+    txn.commit();
+  }
+  EXPECT_EQ(s->active_drains().size(), 1u);
+  EXPECT_EQ(s->audit_since(0, 10).size(), 1u);
+  EXPECT_TRUE(s->writable());
+  EXPECT_TRUE(s->probe_write());
 }
 
 }  // namespace
