@@ -107,6 +107,7 @@ struct LinkEventOptions {
   std::string id;
   std::string reason;
   double time = 0;
+  bool force = false;
 };
 
 void run_link_event(Context& ctx, const LinkEventOptions& o) {
@@ -114,7 +115,7 @@ void run_link_event(Context& ctx, const LinkEventOptions& o) {
   json body = {{"id", o.id}, {"node", o.node}, {"port", o.port}, {"state", o.state}};
   if (!o.reason.empty()) body["reason"] = o.reason;
   if (o.time > 0) body["time"] = o.time;
-  const ApiReply r = api.call("POST", api_path({"events", "link"}), body);
+  const ApiReply r = api.call("POST", api_path({"events", "link"}) + (o.force ? "?force=true" : ""), body);
   if (!r.ok()) api.fail(r);
   if (api.json_output()) {
     api.print_raw(r);
@@ -163,10 +164,14 @@ void add_event_commands(CLI::App& app, Context& ctx) {
   link->add_option("--id", l->id, "The monitor's event id: the same id twice is one event")->required();
   link->add_option("--reason,-r", l->reason, "What the monitor saw");
   link->add_option("--time", l->time, "When it happened, Unix time (default: now)")->check(CLI::PositiveNumber);
+  link->add_flag("--force", l->force, "Apply a down even if it leaves CA pairs without a path");
   link->footer(
       "Calls POST /api/v1/events/link. A repeated --id is answered \"duplicate\" (exit 0)\n"
-      "and changes nothing, so a monitor can retry safely. Offline, a link reported down\n"
-      "is routed around at once; up brings it back.\n\n"
+      "and changes nothing, so a monitor can retry safely; the same --id for another link\n"
+      "or state is refused (exit 5). A link reported down is routed around (live: as a\n"
+      "drain the plugin applies; offline: at once); up brings it back. A down that would\n"
+      "leave CA pairs without a path (a CA's only link) is refused with the impact and\n"
+      "nothing recorded (exit 5) unless --force: monitoring can be wrong.\n\n"
       "Examples:\n"
       "  railyardctl link-event \"leaf g000 r0\" 17 down --id mon-8812 --reason \"symbol errors\"\n"
       "  railyardctl link-event \"leaf g000 r0\" 17 up --id mon-8813");

@@ -5,6 +5,7 @@
 //   railyardd config check FILE
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
 #include <utility>  // before Asio: Boost 1.74's awaitable.hpp uses std::exchange unincluded
@@ -59,6 +60,12 @@ int serve(const std::string& path, int port_override, const std::string& port_fi
   if (!store) {
     spdlog::error("{}", store.error().message);
     return 1;
+  }
+  // A new database is created 0600; an older one is left as it is, with a
+  // word: it holds the audit log (who did what) and the drains.
+  if (struct stat st {}; ::stat(cfg->database.c_str(), &st) == 0 && (st.st_mode & 077) != 0) {
+    spdlog::warn("{}: the database is readable by group or others (mode {:04o}); chmod 600 it", cfg->database,
+                 st.st_mode & 07777);
   }
   const bool live = cfg->fabric_source == controller::FabricSource::kLive;
   const controller::PluginSocketOptions socket_options{cfg->plugin_socket, cfg->plugin_socket_mode,
