@@ -14,6 +14,15 @@
 namespace railyard::controller {
 namespace {
 
+DrainRequest uplink_drain(uint32_t port, const std::string& reason) {
+  DrainRequest d;
+  d.kind = DrainKind::kLink;
+  d.node = "leaf g000 r0";
+  d.port = port;
+  d.reason = reason;
+  return d;
+}
+
 class RerouteRateTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -62,12 +71,7 @@ TEST_F(RerouteRateTest, DrainsUndrainsAndReroutesShareTheLimit) {
   const Actor ops{"ops", Role::kOperator, "test", ""};
   std::vector<std::string> statuses;
   for (int i = 0; i < 10; ++i) {
-    DrainRequest d;
-    d.kind = DrainKind::kLink;
-    d.node = "leaf g000 r0";
-    d.port = 9;
-    d.reason = "cycle";
-    DrainOutcome o = c->drain(d, ops, false, false);
+    DrainOutcome o = c->drain(uplink_drain(9, "cycle"), ops, false, false);
     ASSERT_EQ(o.status, 201) << o.message;
     statuses.push_back(o.reroute->status);
     DrainOutcome u = c->undrain(o.drain->id, ops, false);
@@ -103,15 +107,9 @@ TEST_F(RerouteRateTest, DrainsUndrainsAndReroutesShareTheLimit) {
 TEST_F(RerouteRateTest, AQueuedRequestIsAppliedWithItsCarrier) {
   auto c = live_controller(1);
   const Actor ops{"ops", Role::kOperator, "test", ""};
-  DrainRequest d;
-  d.kind = DrainKind::kLink;
-  d.node = "leaf g000 r0";
-  d.port = 9;
-  d.reason = "first";
-  DrainOutcome first = c->drain(d, ops, false, false);
+  DrainOutcome first = c->drain(uplink_drain(9, "first"), ops, false, false);
   ASSERT_EQ(first.reroute->status, "pending");
-  d.port = 10;
-  DrainOutcome second = c->drain(d, ops, false, false);
+  DrainOutcome second = c->drain(uplink_drain(10, "second"), ops, false, false);
   ASSERT_EQ(second.reroute->status, "queued");
   ASSERT_EQ(sent_.size(), 1u);
   c->on_plugin_line(nlohmann::json{{"type", "ucast_routing_done"}, {"requests", {first.reroute->id}}}.dump());
