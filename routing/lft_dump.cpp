@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <cassert>
-#include <cstdio>
+#include <charconv>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 namespace railyard::routing {
@@ -82,32 +83,83 @@ std::string_view to_string(LftFormat f) {
 // ---------------------------------------------------------------------------
 // Writer (osm_dump.c, dump_ucast_lfts).
 
-std::string write_lft_dump(const Fabric& fabric, const ForwardingTables& tables) {
+namespace {
+
+// Collects text into one chunk of at most `capacity` bytes and hands it to the
+// sink when the next piece would not fit, so pieces (dump lines) stay whole.
+class ChunkedText {
+ public:
+  ChunkedText(const TextSink& sink, size_t capacity)
+      : sink_(sink), capacity_(capacity), buf_(new char[capacity]) {
+    assert(capacity >= kMinChunkBytes);  // callers pass kDumpChunkBytes, tests smaller sizes
+  }
+  ChunkedText(const ChunkedText&) = delete;
+  ChunkedText& operator=(const ChunkedText&) = delete;
+
+  // Where the next `n` bytes (n <= kMinChunkBytes) go; commit() says where they ended.
+  char* reserve(size_t n) {
+    assert(n <= kMinChunkBytes);  // callers reserve one dump line or JSON entry: under 200 bytes
+    if (capacity_ - used_ < n) flush();
+    return buf_.get() + used_;
+  }
+  void commit(const char* end) { used_ = static_cast<size_t>(end - buf_.get()); }
+  // A piece that fits in one chunk is never split (so a line stays whole);
+  // a longer one fills chunks to the brim.
+  void append(std::string_view s) {
+    if (s.size() <= capacity_ && capacity_ - used_ < s.size()) flush();
+    while (!s.empty()) {
+      if (used_ == capacity_) flush();
+      const size_t n = std::min(s.size(), capacity_ - used_);
+      std::memcpy(buf_.get() + used_, s.data(), n);
+      used_ += n;
+      s.remove_prefix(n);
+    }
+  }
+  void flush() {
+    if (used_ != 0) sink_(std::string_view(buf_.get(), used_));
+    used_ = 0;
+  }
+
+ private:
+  const TextSink& sink_;
+  size_t capacity_;
+  std::unique_ptr<char[]> buf_;
+  size_t used_ = 0;
+};
+
+}  // namespace
+
+void write_lft_dump(const Fabric& fabric, const ForwardingTables& tables, const TextSink& sink,
+                    size_t chunk_bytes) {
   // Rows are the fabric's switches by ForwardingTables' contract.
   assert(tables.num_switches() == fabric.switches().size());
   const uint32_t num_lids = tables.num_lids();
   const uint32_t max_lid = num_lids ? num_lids - 1 : 0;
 
-  // The text after "0x%04x %03u" depends only on the LID: build it once.
-  std::string notes;
-  std::vector<uint32_t> note_at(num_lids + 1);
+  // An entry line depends only on its LID but for the port: build every LID's
+  // line once with "000" for the port, then copy it and patch the three digits.
+  constexpr size_t kPortAt = 7;  // "0x%04x " then "%03u"
+  std::string lines;
+  std::vector<uint32_t> line_at(num_lids + 1);
   for (uint32_t lid = 0; lid < num_lids; ++lid) {
-    note_at[lid] = static_cast<uint32_t>(notes.size());
+    line_at[lid] = static_cast<uint32_t>(lines.size());
+    lines += hex_lid(lid);
+    lines += " 000";
     PortId p = fabric.lid_owner(Lid{static_cast<uint16_t>(lid)});
     if (!p.valid()) {
-      notes += " # unknown node and type\n";
+      lines += " # unknown node and type\n";
       continue;
     }
     NodeId n = fabric.port(p).node;
-    notes += " # ";
-    notes += node_type_words(fabric.node(n).type);
-    notes += " portguid ";
-    notes += hex_guid(fabric.port(p).guid.value);
-    notes += ": '";
-    notes += clean_desc(fabric.desc(n));
-    notes += "'\n";
+    lines += " # ";
+    lines += node_type_words(fabric.node(n).type);
+    lines += " portguid ";
+    lines += hex_guid(fabric.port(p).guid.value);
+    lines += ": '";
+    lines += clean_desc(fabric.desc(n));
+    lines += "'\n";
   }
-  note_at[num_lids] = static_cast<uint32_t>(notes.size());
+  line_at[num_lids] = static_cast<uint32_t>(lines.size());
 
   std::vector<uint32_t> order(tables.num_switches());
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -116,53 +168,147 @@ std::string write_lft_dump(const Fabric& fabric, const ForwardingTables& tables)
            osm_map_key(fabric.node(fabric.switches()[b]).guid);
   });
 
-  std::vector<std::string> heads(order.size());
-  char trailer[32];
-  const size_t trailer_len =
-      static_cast<size_t>(std::snprintf(trailer, sizeof trailer, "%u lids dumped\n", max_lid));
-
-  // Exact size first, so the text is written into one allocation.
-  size_t total = 0;
-  for (uint32_t row = 0; row < order.size(); ++row) {
+  std::string trailer = std::to_string(max_lid) + " lids dumped\n";
+  ChunkedText out(sink, chunk_bytes);
+  for (uint32_t row : order) {
     NodeId sw = fabric.switches()[row];
     const Node& nd = fabric.node(sw);
-    std::string desc = clean_desc(fabric.desc(sw));
-    std::vector<char> buf(128 + desc.size());
-    int len = std::snprintf(buf.data(), buf.size(), "Unicast lids [0-%u] of switch Lid %u guid %s ('%s'):\n", max_lid,
-                            static_cast<unsigned>(fabric.port(nd.first_port).lid.value),
-                            hex_guid(nd.guid.value).c_str(), desc.c_str());
-    heads[row].assign(buf.data(), static_cast<size_t>(len));
-    total += heads[row].size() + trailer_len;
-    std::span<const uint8_t> ports = tables.row(row);
-    for (uint32_t lid = 0; lid < num_lids; ++lid) {
-      // OpenSM skips port >= p_sw->num_ports, i.e. anything past the last physical port.
-      if (ports[lid] <= nd.num_ports) total += 10 + (note_at[lid + 1] - note_at[lid]);
-    }
-  }
-
-  std::string out(total, '\0');
-  char* w = out.data();
-  for (uint32_t row : order) {
-    const uint8_t num_ports = fabric.node(fabric.switches()[row]).num_ports;
-    std::memcpy(w, heads[row].data(), heads[row].size());
-    w += heads[row].size();
+    // "Unicast lids [0-%u] of switch Lid %u guid 0x%016llx ('%s'):\n"
+    std::string head = "Unicast lids [0-" + std::to_string(max_lid) + "] of switch Lid " +
+                       std::to_string(fabric.port(nd.first_port).lid.value) + " guid " + hex_guid(nd.guid.value) +
+                       " ('" + clean_desc(fabric.desc(sw)) + "'):\n";
+    out.append(head);
+    // OpenSM skips port >= p_sw->num_ports, i.e. anything past the last physical port.
+    const uint8_t num_ports = nd.num_ports;
     std::span<const uint8_t> ports = tables.row(row);
     for (uint32_t lid = 0; lid < num_lids; ++lid) {
       if (ports[lid] > num_ports) continue;
-      *w++ = '0';
-      *w++ = 'x';
-      w = put_hex(w, lid, 4);
-      *w++ = ' ';
-      w = put_dec3(w, ports[lid]);
-      uint32_t n = note_at[lid + 1] - note_at[lid];
-      std::memcpy(w, notes.data() + note_at[lid], n);
-      w += n;
+      const size_t n = line_at[lid + 1] - line_at[lid];
+      char* w = out.reserve(n);
+      std::memcpy(w, lines.data() + line_at[lid], n);
+      put_dec3(w + kPortAt, ports[lid]);
+      out.commit(w + n);
     }
-    std::memcpy(w, trailer, trailer_len);
-    w += trailer_len;
+    out.append(trailer);
   }
-  assert(w == out.data() + out.size());  // the sizing pass above counted exactly these bytes
+  out.flush();
+}
+
+std::string write_lft_dump(const Fabric& fabric, const ForwardingTables& tables) {
+  std::string text;
+  write_lft_dump(fabric, tables, [&text](std::string_view chunk) { text += chunk; });
+  return text;
+}
+
+// ---------------------------------------------------------------------------
+// JSON (`railyard route --format json`).
+
+namespace {
+
+// Length of the well-formed UTF-8 sequence (RFC 3629: no overlong forms, no
+// surrogates, nothing past U+10FFFF) at the front of s; 0 if there is none.
+size_t utf8_sequence(std::string_view s) {
+  const auto b = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  const auto cont = [&](size_t i) { return i < s.size() && (b(i) & 0xC0) == 0x80; };
+  const unsigned char c = b(0);
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (!cont(1) || !cont(2)) return 0;
+    if (c == 0xE0 && b(1) < 0xA0) return 0;   // overlong
+    if (c == 0xED && b(1) >= 0xA0) return 0;  // surrogate
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (!cont(1) || !cont(2) || !cont(3)) return 0;
+    if (c == 0xF0 && b(1) < 0x90) return 0;   // overlong
+    if (c == 0xF4 && b(1) >= 0x90) return 0;  // past U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
+// A JSON string as nlohmann::json::dump() prints it (UTF-8 kept, the short
+// escapes, \u00xx for other control bytes); a byte that starts no valid
+// UTF-8 sequence becomes U+FFFD, where nlohmann's default would throw.
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  while (!s.empty()) {
+    const unsigned char c = static_cast<unsigned char>(s.front());
+    size_t n = utf8_sequence(s);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      n = 1;
+    } else if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      switch (c) {
+        case '\b': out += "\\b"; break;
+        case '\t': out += "\\t"; break;
+        case '\n': out += "\\n"; break;
+        case '\f': out += "\\f"; break;
+        case '\r': out += "\\r"; break;
+        default: {
+          char u[6] = {'\\', 'u', '0', '0'};
+          put_hex(u + 4, c, 2);
+          out.append(u, 6);
+        }
+      }
+    } else {
+      out.append(s.data(), n);
+    }
+    s.remove_prefix(n);
+  }
+  out += '"';
   return out;
+}
+
+}  // namespace
+
+void write_lft_json(const Fabric& fabric, const ForwardingTables& tables, const TextSink& sink,
+                    size_t chunk_bytes) {
+  assert(tables.num_switches() == fabric.switches().size());
+  const uint32_t num_lids = tables.num_lids();
+
+  // Keys in nlohmann's order (std::map of strings): "1", "10", "100", ..., "2".
+  std::vector<std::string> keys(num_lids);
+  std::vector<uint32_t> key_order;
+  for (uint32_t lid = 1; lid < num_lids; ++lid) {
+    keys[lid] = "\"" + std::to_string(lid) + "\":";
+    key_order.push_back(lid);
+  }
+  const auto digits = [&](uint32_t lid) { return std::string_view(keys[lid]).substr(1, keys[lid].size() - 3); };
+  std::sort(key_order.begin(), key_order.end(), [&](uint32_t a, uint32_t b) { return digits(a) < digits(b); });
+
+  ChunkedText out(sink, chunk_bytes);
+  out.append("{\"switches\":[");
+  auto switches = fabric.switches();
+  for (uint32_t row = 0; row < switches.size(); ++row) {
+    const Node& nd = fabric.node(switches[row]);
+    out.append(row == 0 ? "{\"guid\":" : ",{\"guid\":");
+    out.append(json_string(hex_guid(nd.guid.value)));
+    out.append(",\"lft\":{");
+    std::span<const uint8_t> ports = tables.row(row);
+    bool first = true;
+    for (uint32_t lid : key_order) {
+      if (ports[lid] == ForwardingTables::kNoPath) continue;
+      const std::string& key = keys[lid];
+      char* w = out.reserve(key.size() + 4);  // ,"<lid>":<port>
+      if (!first) *w++ = ',';
+      first = false;
+      std::memcpy(w, key.data(), key.size());
+      w = std::to_chars(w + key.size(), w + key.size() + 3, ports[lid]).ptr;
+      out.commit(w);
+    }
+    out.append("},\"lid\":");
+    out.append(std::to_string(fabric.port(nd.first_port).lid.value));
+    out.append(",\"name\":");
+    out.append(json_string(fabric.desc(switches[row])));
+    out.append("}");
+  }
+  out.append("]}\n");
+  out.flush();
 }
 
 // ---------------------------------------------------------------------------

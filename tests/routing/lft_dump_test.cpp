@@ -1,14 +1,22 @@
 // OpenSM LFT dump and ibroute text: writer, readers, real fixtures from
-// OpenSM 3.3.23 + ibsim (tests/data/lfts/), every error, and seeded mutations.
+// OpenSM 3.3.23 + ibsim (tests/data/lfts/), every error, and seeded mutations;
+// the streamed writers (dump and JSON) against independent references on
+// generated fabrics, and the bounds of their chunks.
 #include "routing/lft_dump.h"
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <random>
 
+#include "routing/rails.h"
+#include "routing/routing_plan.h"
 #include "routing/topology_reader.h"
+#include "routing/unicast_engine.h"
+#include "tests/routing/test_fabrics.h"
 
 namespace railyard::routing {
 namespace {
@@ -401,6 +409,258 @@ TEST(ChangedBlocks, MissingEntriesCountAsNoPath) {
   ForwardingTables more(3, 10);
   more.set(2, lid(1), 1);
   EXPECT_EQ(ForwardingTables::changed_blocks(small, more), 1u);
+}
+
+
+// ---------------------------------------------------------------------------
+// Streaming: the writers hand their text out in bounded chunks; the text is
+// byte for byte what the references below print. The references are written
+// the plain way, line by line with snprintf (the dump, as OpenSM's
+// dump_ucast_lfts does) or as one nlohmann object (the JSON, as the CLI built
+// it before it streamed), so they check the fast writers, not restate them.
+
+std::string reference_desc(std::string_view d) {
+  std::string s(d.substr(0, std::min<size_t>(63, d.find('\0'))));
+  for (char& c : s) {
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7E) c = ' ';
+  }
+  return s;
+}
+
+std::string reference_dump(const Fabric& f, const ForwardingTables& t) {
+  std::vector<uint32_t> rows(t.num_switches());
+  for (uint32_t i = 0; i < rows.size(); ++i) rows[i] = i;
+  std::sort(rows.begin(), rows.end(), [&](uint32_t a, uint32_t b) {
+    return __builtin_bswap64(f.node(f.switches()[a]).guid.value) <
+           __builtin_bswap64(f.node(f.switches()[b]).guid.value);
+  });
+  const unsigned max_lid = t.num_lids() - 1;
+  std::string out;
+  char line[512];
+  for (uint32_t row : rows) {
+    const NodeId sw = f.switches()[row];
+    const Node& nd = f.node(sw);
+    std::snprintf(line, sizeof line, "Unicast lids [0-%u] of switch Lid %u guid 0x%016llx ('%s'):\n", max_lid,
+                  static_cast<unsigned>(f.port(nd.first_port).lid.value),
+                  static_cast<unsigned long long>(nd.guid.value), reference_desc(f.desc(sw)).c_str());
+    out += line;
+    for (unsigned lid = 0; lid <= max_lid; ++lid) {
+      const unsigned port = t.get(row, Lid{static_cast<uint16_t>(lid)});
+      if (port > nd.num_ports) continue;
+      const PortId p = f.lid_owner(Lid{static_cast<uint16_t>(lid)});
+      if (!p.valid()) {
+        std::snprintf(line, sizeof line, "0x%04x %03u # unknown node and type\n", lid, port);
+      } else {
+        const NodeId n = f.port(p).node;
+        const NodeType type = f.node(n).type;
+        std::snprintf(line, sizeof line, "0x%04x %03u # %s portguid 0x%016llx: '%s'\n", lid, port,
+                      type == NodeType::kSwitch ? "Switch" : type == NodeType::kCa ? "Channel Adapter" : "Router",
+                      static_cast<unsigned long long>(f.port(p).guid.value), reference_desc(f.desc(n)).c_str());
+      }
+      out += line;
+    }
+    std::snprintf(line, sizeof line, "%u lids dumped\n", max_lid);
+    out += line;
+  }
+  return out;
+}
+
+std::string reference_json(const Fabric& f, const ForwardingTables& t) {
+  nlohmann::json sw = nlohmann::json::array();
+  for (uint32_t i = 0; i < f.switches().size(); ++i) {
+    const Node& nd = f.node(f.switches()[i]);
+    nlohmann::json lft = nlohmann::json::object();
+    for (uint32_t lid = 1; lid < t.num_lids(); ++lid) {
+      const uint8_t port = t.row(i)[lid];
+      if (port != ForwardingTables::kNoPath) lft[std::to_string(lid)] = port;
+    }
+    char guid[24];
+    std::snprintf(guid, sizeof guid, "0x%016llx", static_cast<unsigned long long>(nd.guid.value));
+    sw.push_back({{"guid", guid},
+                  {"name", std::string(f.desc(f.switches()[i]))},
+                  {"lid", f.port(nd.first_port).lid.value},
+                  {"lft", std::move(lft)}});
+  }
+  return nlohmann::json{{"switches", std::move(sw)}}.dump() + "\n";
+}
+
+using StreamWriter = void (*)(const Fabric&, const ForwardingTables&, const TextSink&, size_t);
+
+std::vector<std::string> chunks_of(StreamWriter write, const Fabric& f, const ForwardingTables& t,
+                                   size_t chunk_bytes = kDumpChunkBytes) {
+  std::vector<std::string> chunks;
+  write(f, t, [&chunks](std::string_view c) { chunks.emplace_back(c); }, chunk_bytes);
+  return chunks;
+}
+
+// The production size, a small one and the smallest allowed: many cuts.
+constexpr size_t kChunkSizes[] = {kDumpChunkBytes, 4096, kMinChunkBytes};
+
+std::string joined(const std::vector<std::string>& chunks) {
+  std::string s;
+  for (const std::string& c : chunks) s += c;
+  return s;
+}
+
+// Routed tables of a generated fabric, with some entries then set to kNoPath
+// or to a port past the switch's last (entries the dump leaves out and the
+// JSON keeps), seeded.
+ForwardingTables routed_and_scrambled(const Fabric& f, uint64_t seed) {
+  Result<RoutingOptions> options = plan_routing(f, {}, map_rails(f, {}));
+  EXPECT_TRUE(options.ok()) << options.error().message;
+  Result<RoutingResult> routed = route_unicast(f, *options);
+  EXPECT_TRUE(routed.ok()) << routed.error().message;
+  ForwardingTables t = routed->tables;
+  std::mt19937_64 rng(seed);
+  for (uint32_t s = 0; s < t.num_switches(); ++s) {
+    const uint8_t ports = f.node(f.switches()[s]).num_ports;
+    for (uint8_t& p : t.row(s)) {
+      switch (rng() % 50) {
+        case 0: p = ForwardingTables::kNoPath; break;
+        case 1: p = static_cast<uint8_t>(ports + 1 + rng() % 3); break;
+        default: break;
+      }
+    }
+  }
+  return t;
+}
+
+struct StreamCase {
+  std::string name;
+  GeneratorSpec spec;
+};
+void PrintTo(const StreamCase& c, std::ostream* os) { *os << c.name; }
+
+std::vector<StreamCase> stream_cases() {
+  std::vector<StreamCase> v;
+  v.push_back({"roft2_64x8_r32", test::roft(64, 8, 2, 32)});  // 2.2 MB of dump: three chunks
+  GeneratorSpec degraded = test::roft(64, 8, 3, 16);
+  degraded.remove_switch_links = 5;
+  degraded.remove_ca_links = 3;
+  degraded.seed = 4;
+  v.push_back({"roft3_64x8_r16_degraded", degraded});
+  GeneratorSpec fat = test::roft(24, 4, 2, 16);
+  fat.kind = TopologyKind::kFatTree;
+  fat.host_prefix = "gpu";
+  v.push_back({"fat_tree_24x4_r16", fat});
+  return v;
+}
+
+class StreamedTables : public ::testing::TestWithParam<StreamCase> {};
+
+TEST_P(StreamedTables, DumpIsTheReferenceInBoundedWholeLineChunks) {
+  Fabric f = test::generate(GetParam().spec);
+  ForwardingTables t = routed_and_scrambled(f, 11);
+  const std::string want = reference_dump(f, t);
+  EXPECT_TRUE(write_lft_dump(f, t) == want) << "the dump differs from the reference";
+  for (size_t size : kChunkSizes) {
+    SCOPED_TRACE("chunks of " + std::to_string(size) + " bytes");
+    std::vector<std::string> chunks = chunks_of(&write_lft_dump, f, t, size);
+    EXPECT_TRUE(joined(chunks) == want) << "the streamed dump differs from the reference";
+    for (size_t i = 0; i < chunks.size(); ++i) {
+      ASSERT_FALSE(chunks[i].empty()) << "chunk " << i;
+      EXPECT_LE(chunks[i].size(), size) << "chunk " << i;
+      EXPECT_EQ(chunks[i].back(), '\n') << "chunk " << i << " cuts a line";
+      // Chunks are filled: each but the last lacks less than one line.
+      if (i + 1 < chunks.size()) EXPECT_GT(chunks[i].size(), size - 200) << "chunk " << i;
+    }
+  }
+  Result<ForwardingTables> back = read_lft_dump(f, want, GetParam().name);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  for (uint32_t s = 0; s < t.num_switches(); ++s) {
+    const uint8_t ports = f.node(f.switches()[s]).num_ports;
+    for (uint32_t lid = 0; lid < t.num_lids(); ++lid) {
+      const uint8_t entry = t.row(s)[lid] > ports ? ForwardingTables::kNoPath : t.row(s)[lid];
+      ASSERT_EQ(back->row(s)[lid], entry) << "switch row " << s << " LID " << lid;
+    }
+  }
+}
+
+TEST_P(StreamedTables, JsonIsNlohmannsDumpInBoundedChunks) {
+  Fabric f = test::generate(GetParam().spec);
+  ForwardingTables t = routed_and_scrambled(f, 12);
+  const std::string want = reference_json(f, t);
+  for (size_t size : kChunkSizes) {
+    SCOPED_TRACE("chunks of " + std::to_string(size) + " bytes");
+    std::vector<std::string> chunks = chunks_of(&write_lft_json, f, t, size);
+    EXPECT_TRUE(joined(chunks) == want) << "the streamed JSON differs from nlohmann's";
+    for (size_t i = 0; i < chunks.size(); ++i) {
+      ASSERT_FALSE(chunks[i].empty()) << "chunk " << i;
+      EXPECT_LE(chunks[i].size(), size) << "chunk " << i;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Generated, StreamedTables, ::testing::ValuesIn(stream_cases()),
+                         [](const auto& info) { return info.param.name; });
+
+TEST(LftDumpStream, TheBigCaseSpansSeveralChunks) {
+  // Guards the tests above: at the production size too the 2-level 64x8 dump is cut.
+  Fabric f = test::generate(test::roft(64, 8, 2, 32));
+  ForwardingTables t = routed_and_scrambled(f, 11);
+  EXPECT_GE(chunks_of(&write_lft_dump, f, t).size(), 2u);
+  EXPECT_GE(chunks_of(&write_lft_json, f, t, 4096).size(), 20u);
+}
+
+TEST(LftDumpStream, NoSwitchesNoChunks) {
+  FabricBuilder b;
+  NodeId h = b.add_node(NodeType::kCa, 1, Guid{0x10}, {}, "lonely");
+  ASSERT_TRUE(b.set_port(h, PortNum{1}, Guid{0x11}, Lid{1}).ok());
+  Result<Fabric> f = b.build();
+  ASSERT_TRUE(f.ok()) << f.error().message;
+  ForwardingTables t(0, 2);
+  EXPECT_TRUE(chunks_of(&write_lft_dump, *f, t).empty());
+  EXPECT_EQ(joined(chunks_of(&write_lft_json, *f, t)), "{\"switches\":[]}\n");
+  EXPECT_EQ(joined(chunks_of(&write_lft_json, *f, t)), reference_json(*f, t));
+}
+
+// One switch named `desc`, no entries.
+std::string json_of_switch_named(const std::string& desc, std::string* reference,
+                                 size_t chunk_bytes = kDumpChunkBytes) {
+  FabricBuilder b;
+  NodeId s = b.add_node(NodeType::kSwitch, 2, Guid{0x20}, {}, desc);
+  EXPECT_TRUE(b.set_port(s, PortNum{0}, {}, Lid{1}).ok());
+  Result<Fabric> f = b.build();
+  EXPECT_TRUE(f.ok()) << f.error().message;
+  ForwardingTables t(1, 2);
+  if (reference) *reference = reference_json(*f, t);
+  return joined(chunks_of(&write_lft_json, *f, t, chunk_bytes));
+}
+
+TEST(LftJson, EscapesNamesLikeNlohmann) {
+  const std::string names[] = {
+      "plain leaf",
+      "quote \" backslash \\ slash /",
+      "controls \b\f\n\r\t \x01\x1f\x7f and a NUL " + std::string(1, '\0') + " inside",
+      "UTF-8 \xC3\xA9 \xE2\x82\xAC \xF0\x9D\x84\x9E \xED\x9F\xBF \xF4\x8F\xBF\xBF",
+  };
+  for (const std::string& name : names) {
+    std::string want;
+    std::string got = json_of_switch_named(name, &want);
+    EXPECT_EQ(got, want) << name;
+  }
+  // A name longer than a chunk is cut across chunks.
+  const std::string long_name = std::string(700, '"') + "\xC3\xA9";
+  std::string want;
+  EXPECT_EQ(json_of_switch_named(long_name, &want, kMinChunkBytes), want);
+  EXPECT_EQ(json_of_switch_named("", &want), want);
+  EXPECT_EQ(want, "{\"switches\":[{\"guid\":\"0x0000000000000020\",\"lft\":{},\"lid\":1,\"name\":\"\"}]}\n");
+}
+
+TEST(LftJson, InvalidUtf8BecomesReplacementCharacters) {
+  // nlohmann's dump() throws on these; the writer replaces each bad byte.
+  const std::pair<std::string, std::string> cases[] = {
+      {"a\xFF" "b", "a\xEF\xBF\xBD" "b"},
+      {"\xC0\xAF", "\xEF\xBF\xBD\xEF\xBF\xBD"},              // overlong '/'
+      {"\xED\xA0\x80", "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"},  // a surrogate
+      {"cut \xE2\x82", "cut \xEF\xBF\xBD\xEF\xBF\xBD"},
+      {"\xF4\x90\x80\x80", "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"},  // past U+10FFFF
+  };
+  for (const auto& [raw, shown] : cases) {
+    std::string text = json_of_switch_named(raw, nullptr);
+    nlohmann::json j = nlohmann::json::parse(text);  // strict: throws on invalid UTF-8
+    EXPECT_EQ(j["switches"][0]["name"], shown) << text;
+  }
 }
 
 }  // namespace
