@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -21,12 +22,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
-std::string hex_guid(Guid g) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(g.value));
-  return buf;
-}
-
 nlohmann::json issues_json(const routing::Fabric& f, const std::vector<routing::DestinationIssue>& v, size_t cap) {
   nlohmann::json out = nlohmann::json::array();
   for (size_t i = 0; i < v.size() && i < cap; ++i) {
@@ -36,24 +31,6 @@ nlohmann::json issues_json(const routing::Fabric& f, const std::vector<routing::
                    {"example_source", v[i].example_source.valid() ? std::string(f.desc(v[i].example_source)) : ""}});
   }
   return out;
-}
-
-nlohmann::json tables_json(const routing::Fabric& f, const routing::ForwardingTables& t) {
-  nlohmann::json sw = nlohmann::json::array();
-  auto switches = f.switches();
-  for (uint32_t i = 0; i < switches.size(); ++i) {
-    const auto& p0 = f.port(f.node(switches[i]).first_port);
-    nlohmann::json lft = nlohmann::json::object();
-    auto row = t.row(i);
-    for (uint32_t lid = 1; lid < row.size(); ++lid) {
-      if (row[lid] != routing::ForwardingTables::kNoPath) lft[std::to_string(lid)] = row[lid];
-    }
-    sw.push_back({{"guid", hex_guid(f.node(switches[i]).guid)},
-                  {"name", std::string(f.desc(switches[i]))},
-                  {"lid", p0.lid.value},
-                  {"lft", std::move(lft)}});
-  }
-  return {{"switches", std::move(sw)}};
 }
 
 struct RouteOptions {
@@ -81,9 +58,16 @@ void run_route(const RouteOptions& o) {
   double route_ms = ms_since(t2);
 
   auto t3 = Clock::now();
-  std::string out = o.format == "json" ? tables_json(fabric, result->tables).dump() + "\n"
-                                        : routing::write_lft_dump(fabric, result->tables);
-  if (auto st = write_file(o.output, out); !st) fail(st.error().message);
+  // Streamed to the file: the 16k-CA dump is 1.65 GB, of which one chunk
+  // (routing::kDumpChunkBytes) is in memory at a time.
+  OutputFile out(o.output);
+  routing::TextSink sink = [&out](std::string_view chunk) { out.write(chunk); };
+  if (o.format == "json") {
+    routing::write_lft_json(fabric, result->tables, sink);
+  } else {
+    routing::write_lft_dump(fabric, result->tables, sink);
+  }
+  if (auto st = out.commit(); !st) fail(st.error().message);
   double write_ms = ms_since(t3);
 
   const auto& r = result->report;
