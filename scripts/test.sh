@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # test.sh — THE test command: install what is missing, build the asan and release
-# flavours, run the unit tests under ASan/UBSan and the integration tests (real
-# OpenSM + ibsim + infiniband-diags) in the release build. Exits non-zero if any
-# step fails; prints a summary either way.
+# flavours, run the unit tests under ASan/UBSan (the fuzz corpora among them)
+# and the integration tests (real OpenSM + ibsim + infiniband-diags) in the
+# release build; then fuzz every libFuzzer target for a bounded time (fuzz
+# flavour, clang) and run the controller and API tests under ThreadSanitizer
+# (tsan flavour). Exits non-zero if any step fails; prints a summary either way.
 #   sudo bash scripts/test.sh
-# Environment: RAILYARD_TEST_FILTER=REGEX passes -R REGEX to both ctest runs.
-# A unit test gets 300 s (under ASan), an integration test 900 s: a guard
-# against hangs, far above what any test needs.
+# Environment: RAILYARD_TEST_FILTER=REGEX passes -R REGEX to the ctest runs.
+#   RAILYARD_FUZZ_SECONDS=N fuzzes each target N seconds (default 30; 0 skips
+#   the fuzz build and step). RAILYARD_JOBS: build jobs and fuzzers at once
+#   (default: the number of CPUs).
+# A unit test gets 300 s (under ASan or TSan), an integration test 900 s: a
+# guard against hangs, far above what any test needs.
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -42,6 +47,91 @@ summary() {
 
 filter=()
 [[ -n "${RAILYARD_TEST_FILTER:-}" ]] && filter=(-R "$RAILYARD_TEST_FILTER")
+fuzz_seconds=${RAILYARD_FUZZ_SECONDS:-30}
+njobs=${RAILYARD_JOBS:-$(nproc)}
+
+# fuzz SECONDS: every libFuzzer target of build/fuzz (its fuzzers.txt) for
+# SECONDS, $njobs at a time, each over a scratch copy of its corpus (new inputs
+# never land in the source tree). A fuzzer's output goes to a log, printed only
+# when it fails; a crash's reproducer is kept in build/fuzz/artifacts/.
+fuzz() {
+  local seconds=$1 list=build/fuzz/tests/fuzz/fuzzers.txt work name corpus rc failed=0 f
+  local -a all=() opts
+  [[ -s $list ]] || { echo "fuzz: $list is missing (build the fuzz flavour)"; return 1; }
+  # On tmpfs when there is one: the harnesses' SQLite stores sync every write.
+  work=$(mktemp -d /dev/shm/railyard-fuzz.XXXXXX 2>/dev/null || mktemp -d)
+  mkdir -p build/fuzz/artifacts
+  while read -r name corpus; do
+    [[ -n $name ]] || continue
+    all+=("$name")
+    mkdir -p "$work/$name/scratch"
+    cp -R "$corpus" "$work/$name/corpus"
+    opts=(-max_total_time="$seconds" -timeout=30 -rss_limit_mb=2048 -print_final_stats=1
+          -artifact_prefix="$work/$name/")
+    while (($(jobs -rp | wc -l) >= njobs)); do wait -n; done
+    (
+      cd "$work/$name" || exit 1
+      RAILYARD_FUZZ_SCRATCH=$work/$name/scratch timeout $((seconds + 300)) \
+        "$root/build/fuzz/tests/fuzz/$name" "${opts[@]}" corpus >log 2>&1
+      echo $? >rc
+    ) &
+  done <"$list"
+  wait
+  for name in "${all[@]}"; do
+    rc=$(cat "$work/$name/rc" 2>/dev/null || echo "?")
+    if [[ $rc == 0 ]]; then
+      printf '  %-22s ok: %s; %s\n' "$name" "$(grep -m1 -o 'Done [0-9]* runs in [0-9]* second(s)' "$work/$name/log")" \
+        "$(grep -o 'cov: [0-9]* ft: [0-9]* corp: [0-9]*/[^ ]*' "$work/$name/log" | tail -1)"
+      continue
+    fi
+    failed=1
+    echo "  $name FAILED (exit $rc); its log without the progress lines:"
+    grep -avE '^#[0-9]+[[:space:]]+(NEW|REDUCE|pulse|INITED|RELOAD)' "$work/$name/log" | cut -c1-300 >"$work/$name/short"
+    if (($(wc -l <"$work/$name/short") > 150)); then
+      head -n 110 "$work/$name/short"; echo "  [...]"; tail -n 30 "$work/$name/short"
+    else
+      cat "$work/$name/short"
+    fi
+    for f in "$work/$name"/crash-* "$work/$name"/leak-* "$work/$name"/timeout-* "$work/$name"/oom-*; do
+      [[ -f $f ]] || continue
+      cp "$f" "build/fuzz/artifacts/$name-${f##*/}"
+      echo "  reproducer: build/fuzz/artifacts/$name-${f##*/} ($(wc -c <"$f") bytes; base64 of its first 2 KiB below)"
+      head -c 2048 "$f" | base64 -w 100 | sed 's/^/    /'
+      echo "  replay it: build/asan/tests/fuzz/${name}_replay build/fuzz/artifacts/$name-${f##*/}"
+      echo "  keep it as a regression: cp it into $(awk -v n="$name" '$1 == n {print $2}' "$list")/"
+    done
+  done
+  rm -rf "$work"
+  return $failed
+}
+
+# tsan_tests: the controller and API unit tests (their threads: io_context,
+# plugin socket, HTTP server) under ThreadSanitizer; a report fails the test.
+tsan_tests() {
+  local out
+  local -a no_aslr=()
+  export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+  [[ -f tests/tsan.supp ]] && TSAN_OPTIONS+=":suppressions=$root/tests/tsan.supp"
+  # GCC 12's TSan maps its shadow memory at fixed addresses and dies with
+  # "FATAL: ThreadSanitizer: unexpected memory mapping" when the kernel
+  # randomizes mmap with more than 28 bits (vm.mmap_rnd_bits, 32 on some newer
+  # kernels). Then run without address randomization: setarch -R, inherited by
+  # ctest's children (the test listing runs at ctest time for this reason).
+  if ! out=$(build/tsan/tests/controller_tests --gtest_list_tests 2>&1); then
+    if grep -q "unexpected memory mapping" <<<"$out" && setarch "$(uname -m)" -R true 2>/dev/null; then
+      echo "tsan: unexpected memory mapping (vm.mmap_rnd_bits=$(cat /proc/sys/vm/mmap_rnd_bits 2>/dev/null)); running under setarch -R"
+      no_aslr=(setarch "$(uname -m)" -R)
+    else
+      echo "$out" | tail -n 20
+      return 1
+    fi
+  fi
+  # Only controller_tests and api_tests are built in build/tsan: the other unit
+  # suites are NOT_BUILT placeholders without the label, the corpus replays are
+  # left out by name.
+  "${no_aslr[@]}" ctest --test-dir build/tsan -L unit -E '^fuzz_corpus[.]' --output-on-failure -j2 \
+    --timeout 300 "${filter[@]}"
+}
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
@@ -55,6 +145,16 @@ if step "setup" bash scripts/setup.sh &&
     --timeout 300 "${filter[@]}"
   step "integration tests (release)" ctest --test-dir build/release -L integration \
     --output-on-failure --timeout 900 "${filter[@]}"
+fi
+# Each needs only its own tree (and setup): fuzz builds the fuzzers and the
+# libraries they instrument; tsan only the two test binaries.
+if [[ ${results[0]:-} == ok ]]; then
+  if ((fuzz_seconds > 0)) && step "build fuzz (clang)" bash scripts/build.sh fuzz fuzzers; then
+    step "fuzz (${fuzz_seconds} s per target)" fuzz "$fuzz_seconds"
+  fi
+  if step "build tsan" bash scripts/build.sh tsan controller_tests api_tests; then
+    step "controller+api tests (tsan)" tsan_tests
+  fi
 fi
 
 summary
