@@ -562,7 +562,9 @@ TEST_P(StreamedTables, DumpIsTheReferenceInBoundedWholeLineChunks) {
       EXPECT_LE(chunks[i].size(), size) << "chunk " << i;
       EXPECT_EQ(chunks[i].back(), '\n') << "chunk " << i << " cuts a line";
       // Chunks are filled: each but the last lacks less than one line.
-      if (i + 1 < chunks.size()) EXPECT_GT(chunks[i].size(), size - 200) << "chunk " << i;
+      if (i + 1 < chunks.size()) {
+        EXPECT_GT(chunks[i].size(), size - 200) << "chunk " << i;
+      }
     }
   }
   Result<ForwardingTables> back = read_lft_dump(f, want, GetParam().name);
