@@ -2,9 +2,12 @@
 // CA port LID (with its LMC range) and every switch LID.
 //
 // Guarantees
-//  - Deadlock-free on one VL: every route is up*/down* under one Ranking
-//    (ranking.h), so the channel dependency graph is acyclic — for CA and
-//    switch destinations alike.
+//  - Deadlock-free on one VL: every CA route is up*/down* under one Ranking
+//    (ranking.h); so is every route to a switch LID that up*/down* can reach.
+//    The others (a spine to another spine: down, then up) go toward one
+//    designated turn switch T whose up-closure is a tree, and turn only inside
+//    it (unicast_engine/switch_turns.cpp), so the channel dependency graph
+//    stays acyclic with switch LIDs included.
 //  - Minimal: among legal up*/down* routes, each switch takes a shortest one.
 //    A switch that can reach the destination going only down always goes down
 //    (so a packet that has started down never turns up again).
@@ -55,6 +58,10 @@ struct RoutingOptions {
   // Empty = all leaves one ring. plan_routing (routing_plan.h) fills it
   // from the rail map.
   std::vector<uint32_t> leaf_ring;
+  // Route switch LIDs that up*/down* cannot reach through a turn switch
+  // (unicast_engine/switch_turns.cpp). Off: those entries stay empty, as
+  // before; every other entry is the same either way.
+  bool switch_turns = true;
 };
 
 struct DestinationIssue {
@@ -73,6 +80,11 @@ struct RoutingReport {
   uint32_t lids_routed = 0;
   uint64_t unreachable_pairs = 0;  // (source CA port, destination CA LID) with no route
   uint64_t drained_pairs = 0;      // pairs routed through a drained link
+  // Switch LIDs that up*/down* cannot reach from some switch (a spine from
+  // another spine) go through a turn switch, one per piece of the switch
+  // graph (none when nothing needed one); entries so filled.
+  std::vector<NodeId> turn_switches;
+  uint64_t switch_entries_turned = 0;
   std::vector<DestinationIssue> unreachable;    // per destination LID, CA destinations only
   std::vector<DestinationIssue> through_drained;
 };

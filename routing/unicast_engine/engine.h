@@ -8,6 +8,8 @@
 //                          and the destination-major table batch
 //   substitute_spines.cpp  trees whose leaves miss one uplink: a plane per
 //                          (source leaf, destination) instead of chains
+//   switch_turns.cpp       after the lanes: switch LIDs up*/down* cannot
+//                          reach, through one designated turn switch
 //   route_unicast.cpp      the public entry point: checks, ranking, lanes
 #pragma once
 
@@ -199,5 +201,19 @@ class Engine {
   std::vector<PortId> detached_;
   uint32_t total_ca_ports_ = 0;
 };
+
+// What route_switch_turns did: the turn switches, one per component of the
+// switch graph that needed one and had a qualifying switch (none when every
+// switch LID was already reachable), and the entries filled.
+struct SwitchTurns {
+  std::vector<uint32_t> turn_switches;
+  uint64_t entries = 0;
+};
+
+// Fills the empty switch-LID entries of every switch with its entry toward a
+// designated turn switch (switch_turns.cpp says why that stays deadlock-free).
+// Runs once, after every lane; never changes an entry that is set.
+SwitchTurns route_switch_turns(const Fabric& fabric, const SwitchGraph& graph, const Ranking& ranking,
+                               ForwardingTables& tables);
 
 }  // namespace railyard::routing::unicast

@@ -76,6 +76,13 @@ Result<RoutingResult> route_unicast(const Fabric& fabric, const RoutingOptions& 
     out.report.through_drained.insert(out.report.through_drained.end(), r.through_drained.begin(),
                                       r.through_drained.end());
   }
+  // Switch LIDs up*/down* left unreachable (spine to spine, core to core of
+  // a plane): through the turn switch, after every CA route is fixed.
+  const unicast::SwitchTurns turns = options.switch_turns
+                                         ? unicast::route_switch_turns(fabric, graph, ranking, out.tables)
+                                         : unicast::SwitchTurns{};
+  for (uint32_t t : turns.turn_switches) out.report.turn_switches.push_back(graph.node(t));
+  out.report.switch_entries_turned = turns.entries;
   auto by_lid = [](const DestinationIssue& a, const DestinationIssue& b) { return a.lid < b.lid; };
   std::sort(out.report.unreachable.begin(), out.report.unreachable.end(), by_lid);
   std::sort(out.report.through_drained.begin(), out.report.through_drained.end(), by_lid);
