@@ -213,6 +213,8 @@ int group_depth(std::string_view pattern) {
   return deepest;
 }
 
+constexpr size_t kMaxPatternNumberDigits = 4;
+
 void check_pattern(const YAML::Node& at, const std::string& path, const std::string& pattern) {
   if (pattern.size() > kMaxPatternLength) {
     fail(at, "'" + path + "': pattern is " + std::to_string(pattern.size()) + " characters long; at most " +
@@ -221,6 +223,19 @@ void check_pattern(const YAML::Node& at, const std::string& path, const std::str
   if (int depth = group_depth(pattern); depth > kMaxGroupDepth) {
     fail(at, "'" + path + "': pattern nests groups " + std::to_string(depth) + " deep; at most " +
                  std::to_string(kMaxGroupDepth));
+  }
+  // libstdc++'s regex compiler reads the number of a back-reference (\12)
+  // or a repetition ({3,12}) into an int without a bound: signed overflow,
+  // undefined behaviour. No rail pattern needs more than 4 digits there.
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '\\' && pattern[i] != '{' && pattern[i] != ',') continue;
+    size_t digits = 0;
+    while (i + 1 + digits < pattern.size() && pattern[i + 1 + digits] >= '0' && pattern[i + 1 + digits] <= '9') ++digits;
+    if (digits > kMaxPatternNumberDigits) {
+      fail(at, "'" + path + "': pattern '" + pattern + "' has a back-reference or repetition count of more than " +
+                   std::to_string(kMaxPatternNumberDigits) + " digits");
+    }
+    if (pattern[i] == '\\') ++i;  // the escaped character is not a new start
   }
   try {
     std::regex re(pattern, std::regex::ECMAScript);
