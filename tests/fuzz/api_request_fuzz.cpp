@@ -57,16 +57,7 @@ struct Daemon {
     cfg.max_body_bytes = 64 * 1024;
     cfg.reroutes_per_minute = 1000;
     std::ofstream(cfg.topology_file) << fuzz::small_fabric_text();
-    auto store = controller::Store::open(cfg.database);
-    if (!store.ok()) {
-      std::fprintf(stderr, "fuzz setup: %s\n", store.error().message.c_str());
-      std::abort();
-    }
-    controller = std::make_unique<controller::Controller>(cfg, std::move(store).value());
-    if (Status s = controller->start(); !s.ok()) {
-      std::fprintf(stderr, "fuzz setup: %s\n", s.error().message.c_str());
-      std::abort();
-    }
+    controller = fuzz::start_controller(cfg);
     api = std::make_unique<api::Api>(*controller);
   }
 };

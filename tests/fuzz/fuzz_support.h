@@ -17,6 +17,7 @@
 #include <system_error>
 
 #include "api/http_types.h"
+#include "controller/controller.h"
 #include "routing/generator.h"
 #include "routing/topology_writer.h"
 
@@ -138,6 +139,22 @@ inline void check_response(const std::string& request, const api::HttpResponse& 
       }
     }
   }
+}
+
+// A started controller on `cfg` with a fresh store; aborts (a setup failure,
+// not a finding) when either cannot be had.
+inline std::unique_ptr<controller::Controller> start_controller(const controller::ControllerConfig& cfg) {
+  auto store = controller::Store::open(cfg.database);
+  if (!store.ok()) {
+    std::fprintf(stderr, "fuzz setup: %s\n", store.error().message.c_str());
+    std::abort();
+  }
+  auto c = std::make_unique<controller::Controller>(cfg, std::move(store).value());
+  if (Status s = c->start(); !s.ok()) {
+    std::fprintf(stderr, "fuzz setup: %s\n", s.error().message.c_str());
+    std::abort();
+  }
+  return c;
 }
 
 }  // namespace railyard::fuzz

@@ -45,16 +45,7 @@ struct Daemon {
     cfg.fabric_source = controller::FabricSource::kLive;
     cfg.plugin_socket = (dir.path() / "plugin.sock").string();  // never opened: no PluginLink here
     cfg.policy_output_file = (dir.path() / "policy.yaml").string();
-    auto store = controller::Store::open(cfg.database);
-    if (!store.ok()) {
-      std::fprintf(stderr, "fuzz setup: %s\n", store.error().message.c_str());
-      std::abort();
-    }
-    controller = std::make_unique<controller::Controller>(cfg, std::move(store).value());
-    if (Status s = controller->start(); !s.ok()) {
-      std::fprintf(stderr, "fuzz setup: %s\n", s.error().message.c_str());
-      std::abort();
-    }
+    controller = fuzz::start_controller(cfg);
     api = std::make_unique<api::Api>(*controller);
     controller->on_plugin_connection(true);
     const nlohmann::json snapshot = {{"type", "fabric"}, {"seq", 1}, {"time", 1.7e9}, {"pass", 1},
