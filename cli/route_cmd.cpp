@@ -10,6 +10,7 @@
 #include "cli/common.h"
 #include "cli/io.h"
 #include "routing/lft_dump.h"
+#include "routing/lft_json.h"
 #include "routing/lid_assignment.h"
 #include "routing/rails.h"
 #include "routing/routing_plan.h"

@@ -31,12 +31,6 @@ char* put_dec3(char* w, unsigned v) {
   return w + 3;
 }
 
-std::string hex_guid(uint64_t g) {
-  char b[19] = {'0', 'x'};
-  put_hex(b + 2, g, 16);
-  return std::string(b, 18);
-}
-
 std::string hex_lid(uint32_t lid) {
   char b[8] = {'0', 'x'};
   put_hex(b + 2, lid, 4);
@@ -83,52 +77,6 @@ std::string_view to_string(LftFormat f) {
 // ---------------------------------------------------------------------------
 // Writer (osm_dump.c, dump_ucast_lfts).
 
-namespace {
-
-// Collects text into one chunk of at most `capacity` bytes and hands it to the
-// sink when the next piece would not fit, so pieces (dump lines) stay whole.
-class ChunkedText {
- public:
-  ChunkedText(const TextSink& sink, size_t capacity)
-      : sink_(sink), capacity_(capacity), buf_(new char[capacity]) {
-    assert(capacity >= kMinChunkBytes);  // callers pass kDumpChunkBytes, tests smaller sizes
-  }
-  ChunkedText(const ChunkedText&) = delete;
-  ChunkedText& operator=(const ChunkedText&) = delete;
-
-  // Where the next `n` bytes (n <= kMinChunkBytes) go; commit() says where they ended.
-  char* reserve(size_t n) {
-    assert(n <= kMinChunkBytes);  // callers reserve one dump line or JSON entry: under 200 bytes
-    if (capacity_ - used_ < n) flush();
-    return buf_.get() + used_;
-  }
-  void commit(const char* end) { used_ = static_cast<size_t>(end - buf_.get()); }
-  // A piece that fits in one chunk is never split (so a line stays whole);
-  // a longer one fills chunks to the brim.
-  void append(std::string_view s) {
-    if (s.size() <= capacity_ && capacity_ - used_ < s.size()) flush();
-    while (!s.empty()) {
-      if (used_ == capacity_) flush();
-      const size_t n = std::min(s.size(), capacity_ - used_);
-      std::memcpy(buf_.get() + used_, s.data(), n);
-      used_ += n;
-      s.remove_prefix(n);
-    }
-  }
-  void flush() {
-    if (used_ != 0) sink_(std::string_view(buf_.get(), used_));
-    used_ = 0;
-  }
-
- private:
-  const TextSink& sink_;
-  size_t capacity_;
-  std::unique_ptr<char[]> buf_;
-  size_t used_ = 0;
-};
-
-}  // namespace
-
 void write_lft_dump(const Fabric& fabric, const ForwardingTables& tables, const TextSink& sink,
                     size_t chunk_bytes) {
   // Rows are the fabric's switches by ForwardingTables' contract.
@@ -154,7 +102,7 @@ void write_lft_dump(const Fabric& fabric, const ForwardingTables& tables, const 
     lines += " # ";
     lines += node_type_words(fabric.node(n).type);
     lines += " portguid ";
-    lines += hex_guid(fabric.port(p).guid.value);
+    lines += to_string(Guid{fabric.port(p).guid.value});
     lines += ": '";
     lines += clean_desc(fabric.desc(n));
     lines += "'\n";
@@ -175,7 +123,7 @@ void write_lft_dump(const Fabric& fabric, const ForwardingTables& tables, const 
     const Node& nd = fabric.node(sw);
     // "Unicast lids [0-%u] of switch Lid %u guid 0x%016llx ('%s'):\n"
     std::string head = "Unicast lids [0-" + std::to_string(max_lid) + "] of switch Lid " +
-                       std::to_string(fabric.port(nd.first_port).lid.value) + " guid " + hex_guid(nd.guid.value) +
+                       std::to_string(fabric.port(nd.first_port).lid.value) + " guid " + to_string(nd.guid) +
                        " ('" + clean_desc(fabric.desc(sw)) + "'):\n";
     out.append(head);
     // OpenSM skips port >= p_sw->num_ports, i.e. anything past the last physical port.
@@ -198,117 +146,6 @@ std::string write_lft_dump(const Fabric& fabric, const ForwardingTables& tables)
   std::string text;
   write_lft_dump(fabric, tables, [&text](std::string_view chunk) { text += chunk; });
   return text;
-}
-
-// ---------------------------------------------------------------------------
-// JSON (`railyard route --format json`).
-
-namespace {
-
-// Length of the well-formed UTF-8 sequence (RFC 3629: no overlong forms, no
-// surrogates, nothing past U+10FFFF) at the front of s; 0 if there is none.
-size_t utf8_sequence(std::string_view s) {
-  const auto b = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
-  const auto cont = [&](size_t i) { return i < s.size() && (b(i) & 0xC0) == 0x80; };
-  const unsigned char c = b(0);
-  if (c < 0x80) return 1;
-  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
-  if (c >= 0xE0 && c <= 0xEF) {
-    if (!cont(1) || !cont(2)) return 0;
-    if (c == 0xE0 && b(1) < 0xA0) return 0;   // overlong
-    if (c == 0xED && b(1) >= 0xA0) return 0;  // surrogate
-    return 3;
-  }
-  if (c >= 0xF0 && c <= 0xF4) {
-    if (!cont(1) || !cont(2) || !cont(3)) return 0;
-    if (c == 0xF0 && b(1) < 0x90) return 0;   // overlong
-    if (c == 0xF4 && b(1) >= 0x90) return 0;  // past U+10FFFF
-    return 4;
-  }
-  return 0;
-}
-
-// A JSON string as nlohmann::json::dump() prints it (UTF-8 kept, the short
-// escapes, \u00xx for other control bytes); a byte that starts no valid
-// UTF-8 sequence becomes U+FFFD, where nlohmann's default would throw.
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  while (!s.empty()) {
-    const unsigned char c = static_cast<unsigned char>(s.front());
-    size_t n = utf8_sequence(s);
-    if (n == 0) {
-      out += "\xEF\xBF\xBD";
-      n = 1;
-    } else if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      switch (c) {
-        case '\b': out += "\\b"; break;
-        case '\t': out += "\\t"; break;
-        case '\n': out += "\\n"; break;
-        case '\f': out += "\\f"; break;
-        case '\r': out += "\\r"; break;
-        default: {
-          char u[6] = {'\\', 'u', '0', '0'};
-          put_hex(u + 4, c, 2);
-          out.append(u, 6);
-        }
-      }
-    } else {
-      out.append(s.data(), n);
-    }
-    s.remove_prefix(n);
-  }
-  out += '"';
-  return out;
-}
-
-}  // namespace
-
-void write_lft_json(const Fabric& fabric, const ForwardingTables& tables, const TextSink& sink,
-                    size_t chunk_bytes) {
-  assert(tables.num_switches() == fabric.switches().size());
-  const uint32_t num_lids = tables.num_lids();
-
-  // Keys in nlohmann's order (std::map of strings): "1", "10", "100", ..., "2".
-  std::vector<std::string> keys(num_lids);
-  std::vector<uint32_t> key_order;
-  for (uint32_t lid = 1; lid < num_lids; ++lid) {
-    keys[lid] = "\"" + std::to_string(lid) + "\":";
-    key_order.push_back(lid);
-  }
-  const auto digits = [&](uint32_t lid) { return std::string_view(keys[lid]).substr(1, keys[lid].size() - 3); };
-  std::sort(key_order.begin(), key_order.end(), [&](uint32_t a, uint32_t b) { return digits(a) < digits(b); });
-
-  ChunkedText out(sink, chunk_bytes);
-  out.append("{\"switches\":[");
-  auto switches = fabric.switches();
-  for (uint32_t row = 0; row < switches.size(); ++row) {
-    const Node& nd = fabric.node(switches[row]);
-    out.append(row == 0 ? "{\"guid\":" : ",{\"guid\":");
-    out.append(json_string(hex_guid(nd.guid.value)));
-    out.append(",\"lft\":{");
-    std::span<const uint8_t> ports = tables.row(row);
-    bool first = true;
-    for (uint32_t lid : key_order) {
-      if (ports[lid] == ForwardingTables::kNoPath) continue;
-      const std::string& key = keys[lid];
-      char* w = out.reserve(key.size() + 4);  // ,"<lid>":<port>
-      if (!first) *w++ = ',';
-      first = false;
-      std::memcpy(w, key.data(), key.size());
-      w = std::to_chars(w + key.size(), w + key.size() + 3, ports[lid]).ptr;
-      out.commit(w);
-    }
-    out.append("},\"lid\":");
-    out.append(std::to_string(fabric.port(nd.first_port).lid.value));
-    out.append(",\"name\":");
-    out.append(json_string(fabric.desc(switches[row])));
-    out.append("}");
-  }
-  out.append("]}\n");
-  out.flush();
 }
 
 // ---------------------------------------------------------------------------
@@ -443,8 +280,8 @@ class TableReader {
       return fail("cannot parse switch GUID in " + excerpt(line));
     }
     NodeId n = fabric_.find_node_guid(Guid{guid});
-    if (!n.valid()) return fail("unknown switch GUID " + hex_guid(guid));
-    if (!fabric_.is_switch(n)) return fail("GUID " + hex_guid(guid) + " is " + label(fabric_, n) + ", not a switch");
+    if (!n.valid()) return fail("unknown switch GUID " + to_string(Guid{guid}));
+    if (!fabric_.is_switch(n)) return fail("GUID " + to_string(Guid{guid}) + " is " + label(fabric_, n) + ", not a switch");
     auto sws = fabric_.switches();
     auto it = std::lower_bound(sws.begin(), sws.end(), n);  // switches() is in node order
     assert(it != sws.end() && *it == n);  // every switch node is listed in switches()
@@ -538,7 +375,7 @@ class TableReader {
       if (first != 0 && (lid < first || lid > last)) {
         std::string lids = first == last ? "LID " + std::to_string(first)
                                          : "LIDs " + std::to_string(first) + "-" + std::to_string(last);
-        return fail("LID " + hex_lid(lid) + " is given to port GUID " + hex_guid(guid) + " (" +
+        return fail("LID " + hex_lid(lid) + " is given to port GUID " + to_string(Guid{guid}) + " (" +
                     label(fabric_, port.node) + "), which has " + lids + " in the topology");
       }
     }

@@ -50,6 +50,7 @@
 #include <string>
 #include <string_view>
 
+#include "routing/chunked_text.h"
 #include "routing/fabric.h"
 #include "routing/lft.h"
 #include "routing/result.h"
@@ -59,15 +60,6 @@ namespace railyard::routing {
 enum class LftFormat : uint8_t { kOpenSmDump, kIbroute };
 std::string_view to_string(LftFormat f);
 
-// Receives text in order, one chunk per call; the chunk's bytes are valid only
-// during the call.
-using TextSink = std::function<void(std::string_view chunk)>;
-// 1 MiB: on Linux ext4 (kernel 6.18, this machine) writing 1.65 GB in 1 MiB
-// writes costs half the kernel time of 64 KiB writes. Tests pass smaller
-// sizes (at least kMinChunkBytes, longer than any dump line) to cut often.
-inline constexpr size_t kDumpChunkBytes = 1024 * 1024;
-inline constexpr size_t kMinChunkBytes = 512;
-
 // OpenSM's opensm-lfts.dump for `tables` (rows = fabric.switches()), streamed
 // to `sink` in chunks of at most chunk_bytes (>= kMinChunkBytes) that end at
 // line ends.
@@ -75,18 +67,6 @@ void write_lft_dump(const Fabric& fabric, const ForwardingTables& tables, const 
                     size_t chunk_bytes = kDumpChunkBytes);
 // The same text as one string (the concatenated chunks), for small fabrics and tests.
 std::string write_lft_dump(const Fabric& fabric, const ForwardingTables& tables);
-
-// railyard's JSON form of the tables (`railyard route --format json`), streamed
-// the same way (chunks of at most chunk_bytes, cut anywhere), ending
-// with a newline:
-//   {"switches":[{"guid":"0x<%016x>","lft":{"<lid>":<port>,...},"lid":<lid>,"name":"<desc>"},...]}
-// Switches in fabric.switches() order; every LID from 1 whose port is not
-// kNoPath, keys ordered as strings ("10" before "2"). Byte for byte what
-// nlohmann::json::dump() printed when the CLI built this as one object (2.3 GB
-// of nodes at 16k CAs); a description byte that is not valid UTF-8 is written
-// as U+FFFD instead of making the dump throw.
-void write_lft_json(const Fabric& fabric, const ForwardingTables& tables, const TextSink& sink,
-                    size_t chunk_bytes = kDumpChunkBytes);
 
 Result<ForwardingTables> read_lft_dump(const Fabric& fabric, std::string_view text, std::string_view source);
 Result<ForwardingTables> read_ibroute(const Fabric& fabric, std::string_view text, std::string_view source);

@@ -3,6 +3,7 @@
 // the streamed writers (dump and JSON) against independent references on
 // generated fabrics, and the bounds of their chunks.
 #include "routing/lft_dump.h"
+#include "routing/lft_json.h"
 
 #include <gtest/gtest.h>
 
