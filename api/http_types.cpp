@@ -1,5 +1,7 @@
 #include "api/http_types.h"
 
+#include "routing/utf8.h"
+
 namespace railyard::api {
 
 namespace {
@@ -14,36 +16,12 @@ int hex(char c) {
 }  // namespace
 
 bool is_clean_utf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      if (c < 0x20 || c == 0x7F) return false;  // control characters
-      ++i;
-      continue;
-    }
-    size_t len = 0;
-    uint32_t cp = 0;
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2, cp = c & 0x1F;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3, cp = c & 0x0F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4, cp = c & 0x07;
-    } else {
-      return false;  // continuation byte, overlong lead (C0, C1) or beyond U+10FFFF
-    }
-    if (i + len > s.size()) return false;
-    for (size_t k = 1; k < len; ++k) {
-      const auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    // Overlong forms, UTF-16 surrogates, beyond Unicode.
-    if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF)) {
-      return false;
-    }
-    i += len;
+  while (!s.empty()) {
+    const auto c = static_cast<unsigned char>(s.front());
+    if (c < 0x20 || c == 0x7F) return false;  // control characters
+    const size_t n = routing::utf8_sequence(s);
+    if (n == 0) return false;
+    s.remove_prefix(n);
   }
   return true;
 }
