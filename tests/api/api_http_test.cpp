@@ -181,7 +181,9 @@ TEST_F(ApiTest, DrainLifecycle) {
     json route = d.get(std::string("/api/v1/routes/node001%20mlx5_0/") + dst).doc();
     ASSERT_EQ(route["delivered"], true);
     for (const json& hop : route["hops"]) {
-      if (hop["node"] == "leaf g000 r0") EXPECT_NE(hop.value("out_port", 0), 9) << route.dump();
+      if (hop["node"] == "leaf g000 r0") {
+        EXPECT_NE(hop.value("out_port", 0), 9) << route.dump();
+      }
     }
   }
   // The policy file the plugin reads names the drain.

@@ -155,7 +155,9 @@ TEST_F(ApiTest, RefusedMutationsAreAudited) {
   EXPECT_EQ(count_status(audit, 431), 1);
   EXPECT_EQ(count_status(audit, 201), 1);
   for (const auto& a : audit) {
-    if (a.status == 401) EXPECT_EQ(a.actor, "anonymous");
+    if (a.status == 401) {
+      EXPECT_EQ(a.actor, "anonymous");
+    }
     if (a.status == 201) {
       EXPECT_EQ(a.actor, "ops");
       EXPECT_EQ(a.action, "POST /api/v1/drains");
