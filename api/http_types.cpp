@@ -1,6 +1,6 @@
 #include "api/http_types.h"
 
-#include "routing/utf8.h"
+#include "policies/utf8.h"
 
 namespace railyard::api {
 
@@ -19,7 +19,7 @@ bool is_clean_utf8(std::string_view s) {
   while (!s.empty()) {
     const auto c = static_cast<unsigned char>(s.front());
     if (c < 0x20 || c == 0x7F) return false;  // control characters
-    const size_t n = routing::utf8_sequence(s);
+    const size_t n = utf8_sequence(s);
     if (n == 0) return false;
     s.remove_prefix(n);
   }

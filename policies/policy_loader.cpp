@@ -1,5 +1,7 @@
 #include "policies/policy_loader.h"
 
+#include "policies/utf8.h"
+
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
@@ -103,8 +105,23 @@ void for_each_item(const YAML::Node& list, const std::string& path, Visit&& visi
 // Quoted scalars are strings in YAML; numbers and booleans must be plain.
 bool is_plain(const YAML::Node& n) { return n.Tag() == "?"; }
 
+// yaml-cpp decodes the escapes \N and \_ to one raw byte (0x85, 0xA0), not
+// to UTF-8: a string that is not UTF-8 is refused here, so that what loads
+// can be rendered and read back unchanged.
+void check_utf8(const YAML::Node& n, const std::string& path, std::string_view s) {
+  for (std::string_view rest = s; !rest.empty();) {
+    const size_t len = utf8_sequence(rest);
+    if (len == 0) {
+      fail(n, "'" + path + "' is not valid UTF-8 (the YAML escapes \\N and \\_ give raw bytes here: "
+              "write the character itself)");
+    }
+    rest.remove_prefix(len);
+  }
+}
+
 std::string get_string(const YAML::Node& n, const std::string& path) {
   if (!n.IsScalar()) fail(n, "'" + path + "' must be a string, got " + type_name(n));
+  check_utf8(n, path, n.Scalar());
   return n.Scalar();
 }
 
@@ -169,6 +186,7 @@ PortRef get_port_ref(const YAML::Node& n, const std::string& path) {
     return ref;
   }
   if (n.IsScalar()) {
+    check_utf8(n, path, n.Scalar());
     std::optional<PortRefText> parts = split_port_ref(n.Scalar());
     if (parts) {
       std::string port(parts->port);

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include "routing/utf8.h"
+#include "policies/utf8.h"
 
 namespace railyard::routing {
 

@@ -1,6 +1,6 @@
-#include "routing/utf8.h"
+#include "policies/utf8.h"
 
-namespace railyard::routing {
+namespace railyard {
 
 size_t utf8_sequence(std::string_view s) {
   const auto b = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
@@ -24,4 +24,4 @@ size_t utf8_sequence(std::string_view s) {
   return 0;
 }
 
-}  // namespace railyard::routing
+}  // namespace railyard
