@@ -18,6 +18,10 @@
 //    GUID (node GUID + 1) never equals another node's GUID;
 //  - links: CA links in CA order, then leaf uplinks leaf-major, then spine-core
 //    links spine-major.
+//
+// Removals draw raw values from std::mt19937_64, one stream per kind (see
+// "Seeded choice"); a kind added later gets a new stream, so the kinds that
+// existed before it keep drawing what they drew.
 #include "routing/generator.h"
 
 #include <algorithm>
@@ -35,6 +39,24 @@ std::string_view to_string(TopologyKind k) {
     case TopologyKind::kRailOnly: return "rail-only";
   }
   return "?";
+}
+
+std::string_view to_string(LinkTier t) {
+  switch (t) {
+    case LinkTier::kAll: return "all";
+    case LinkTier::kLeafSpine: return "leaf-spine";
+    case LinkTier::kSpineCore: return "spine-core";
+  }
+  return "?";
+}
+
+std::string_view switch_level_name(uint32_t level) {
+  switch (level) {
+    case 1: return "leaf";
+    case 2: return "spine";
+    case 3: return "core";
+    default: return "?";
+  }
 }
 
 namespace {
@@ -95,6 +117,15 @@ struct Layout {
   uint32_t first_core() const { return leaves + spines; }
   uint32_t first_ca() const { return leaves + spines + cores; }
   uint32_t ca_node(uint32_t server, uint32_t rail) const { return first_ca() + server * rails + rail; }
+
+  // Switches of level 1 (leaves), 2 (spines) or 3 (cores): count and first node.
+  uint32_t switches_at_level(uint32_t level) const { return level == 1 ? leaves : level == 2 ? spines : cores; }
+  uint32_t first_switch_at_level(uint32_t level) const {
+    return level == 1 ? 0 : level == 2 ? first_spine() : first_core();
+  }
+  // Link indices (plan_links order): CA links, leaf-spine links, spine-core links.
+  size_t first_leaf_spine_link() const { return num_cas(); }
+  size_t first_spine_core_link() const { return num_cas() + static_cast<size_t>(leaves) * uplinks_per_leaf; }
 };
 
 std::string servers_phrase(uint64_t servers, uint32_t rails) {
@@ -359,54 +390,152 @@ void choose_front(std::vector<uint32_t>& pool, uint32_t k, std::mt19937_64& rng)
   }
 }
 
-// Marks the seeded removals in `removed` (indexed like `links`). Per-leaf
-// uplink removal runs first and remove_switch_links then picks among the
-// switch links left, so the counts add up exactly.
-Status choose_removals(const Layout& l, const GeneratorSpec& spec, size_t num_links, std::vector<uint8_t>& removed) {
+// Random streams, one per removal kind (make_stream's second argument). New
+// kinds take new numbers: reusing one would change old seeds' fabrics.
+constexpr uint64_t kStreamUplinkPerLeaf = 0;
+constexpr uint64_t kStreamSwitchLinks = 1;
+constexpr uint64_t kStreamCaLinks = 2;
+constexpr uint64_t kStreamSwitchesAtLevel1 = 3;  // levels 1..3: streams 3..5
+
+std::string count_of(uint64_t n, std::string_view one, std::string_view many) {
+  return std::to_string(n) + " " + std::string(n == 1 ? one : many);
+}
+
+std::string_view tier_links_phrase(LinkTier t) {
+  switch (t) {
+    case LinkTier::kAll: return "switch-switch";
+    case LinkTier::kLeafSpine: return "leaf-spine";
+    case LinkTier::kSpineCore: return "spine-core";
+  }
+  return "?";
+}
+
+// What choose_removals decided.
+struct Removals {
+  std::vector<uint8_t> link;  // per planned link: 1 = not cabled
+  std::vector<uint8_t> node;  // per switch: 1 = removed whole
+};
+
+// The removals, seeded, in the order of generator.h: whole switches, per-leaf
+// uplinks, switch links (in the requested tier), CA links; each later kind
+// picks among what the earlier ones left, so the counts add up exactly.
+// Everything the shape cannot hold is refused with the limit. When
+// remove_switches is all zero and remove_links_at is kAll, every pool below
+// is what it was before those options existed, so old seeds draw the same.
+Status choose_removals(const Layout& l, const GeneratorSpec& spec, const std::vector<PlannedLink>& links,
+                       Removals& out) {
   const uint32_t num_ca_links = l.num_cas();
-  const size_t num_switch_links = num_links - num_ca_links;
+  const size_t num_links = links.size();
   const uint32_t U = spec.remove_uplink_per_leaf;
   if (U > l.uplinks_per_leaf) {
     return Error{"remove_uplink_per_leaf=" + std::to_string(U) + " but each leaf has only " +
                  std::to_string(l.uplinks_per_leaf) + " uplinks" +
                  (l.uplinks_per_leaf == 0 ? " (one leaf per rail, no spines)" : "")};
   }
-  const size_t switch_links_left = num_switch_links - static_cast<size_t>(U) * l.leaves;
-  if (spec.remove_switch_links > switch_links_left) {
-    return Error{"remove_switch_links=" + std::to_string(spec.remove_switch_links) + " but the fabric has only " +
-                 std::to_string(switch_links_left) + " switch-switch links" +
-                 (U > 0 ? " left after removing " + std::to_string(U) + " uplinks per leaf" : "")};
-  }
-  if (spec.remove_ca_links > num_ca_links) {
-    return Error{"remove_ca_links=" + std::to_string(spec.remove_ca_links) + " but the fabric has only " +
-                 std::to_string(num_ca_links) + " CA links"};
+  uint32_t switches_removed = 0;
+  const uint32_t leaves_removed = spec.remove_switches[0];
+  for (uint32_t level = 1; level <= kMaxSwitchLevel; ++level) {
+    const uint32_t n = spec.remove_switches[level - 1];
+    const uint32_t have = l.switches_at_level(level);
+    if (n > have) {
+      std::string why;
+      if (level == 3 && l.levels != 3) why = " (core switches exist only with 3 levels)";
+      if (level == 2 && have == 0) why = " (one leaf per rail, no spines)";
+      const std::string name(switch_level_name(level));
+      return Error{"remove_switches at level " + std::to_string(level) + " (" + name + ")=" + std::to_string(n) +
+                   " but the fabric has only " + std::to_string(have) + " " + name + " switches" + why};
+    }
+    switches_removed += n;
   }
 
-  removed.assign(num_links, 0);
+  out.link.assign(num_links, 0);
+  out.node.assign(l.num_switches(), 0);
+  std::vector<uint8_t>& removed = out.link;
+
+  // 1. Whole switches, each level from its own stream; then every link with a
+  //    removed end (a leaf's CA links included).
+  if (switches_removed > 0) {
+    for (uint32_t level = 1; level <= kMaxSwitchLevel; ++level) {
+      const uint32_t n = spec.remove_switches[level - 1];
+      if (n == 0) continue;
+      std::mt19937_64 rng = make_stream(spec.seed, kStreamSwitchesAtLevel1 + level - 1);
+      std::vector<uint32_t> pool(l.switches_at_level(level));
+      std::iota(pool.begin(), pool.end(), l.first_switch_at_level(level));
+      choose_front(pool, n, rng);
+      for (uint32_t i = 0; i < n; ++i) out.node[pool[i]] = 1;
+    }
+    auto gone = [&](uint32_t node) { return node < l.num_switches() && out.node[node]; };
+    for (size_t i = 0; i < num_links; ++i) {
+      if (gone(links[i].a) || gone(links[i].b)) removed[i] = 1;
+    }
+  }
+
+  // 2. Per-leaf uplinks, among each remaining leaf's uplinks still cabled.
   if (U > 0) {
-    std::mt19937_64 rng = make_stream(spec.seed, 0);
-    std::vector<uint32_t> pool(l.uplinks_per_leaf);
+    std::mt19937_64 rng = make_stream(spec.seed, kStreamUplinkPerLeaf);
+    std::vector<uint32_t> pool;
+    pool.reserve(l.uplinks_per_leaf);
     for (uint32_t leaf = 0; leaf < l.leaves; ++leaf) {
-      std::iota(pool.begin(), pool.end(), 0u);
+      if (out.node[leaf]) continue;
+      const size_t first = l.first_leaf_spine_link() + static_cast<size_t>(leaf) * l.uplinks_per_leaf;
+      pool.clear();
+      for (uint32_t j = 0; j < l.uplinks_per_leaf; ++j) {
+        if (!removed[first + j]) pool.push_back(j);
+      }
+      if (pool.size() < U) {
+        std::string desc;
+        describe(l, spec.host_prefix, leaf, desc);
+        return Error{"remove_uplink_per_leaf=" + std::to_string(U) + " but \"" + desc + "\" has only " +
+                     std::to_string(pool.size()) + " uplinks left after removing " +
+                     count_of(switches_removed, "switch", "switches")};
+      }
       choose_front(pool, U, rng);
-      size_t first = num_ca_links + static_cast<size_t>(leaf) * l.uplinks_per_leaf;
       for (uint32_t i = 0; i < U; ++i) removed[first + pool[i]] = 1;
     }
   }
+
+  // 3. Switch links, among those left in the requested tier.
   if (spec.remove_switch_links > 0) {
-    std::mt19937_64 rng = make_stream(spec.seed, 1);
+    size_t begin = num_ca_links, end = num_links;
+    if (spec.remove_links_at == LinkTier::kLeafSpine) end = l.first_spine_core_link();
+    if (spec.remove_links_at == LinkTier::kSpineCore) begin = l.first_spine_core_link();
     std::vector<uint32_t> pool;
-    pool.reserve(switch_links_left);
-    for (size_t i = num_ca_links; i < num_links; ++i) {
+    pool.reserve(end - begin);
+    for (size_t i = begin; i < end; ++i) {
       if (!removed[i]) pool.push_back(static_cast<uint32_t>(i));
     }
+    if (spec.remove_switch_links > pool.size()) {
+      std::vector<std::string> earlier;
+      if (switches_removed > 0) earlier.push_back(count_of(switches_removed, "switch", "switches"));
+      if (U > 0) earlier.push_back(std::to_string(U) + " uplinks per leaf");
+      std::string why;
+      if (spec.remove_links_at == LinkTier::kSpineCore && l.cores == 0) why = " (no cores: 2 levels)";
+      if (spec.remove_links_at == LinkTier::kLeafSpine && l.uplinks_per_leaf == 0) {
+        why = " (one leaf per rail, no spines)";
+      }
+      return Error{"remove_switch_links=" + std::to_string(spec.remove_switch_links) + " but the fabric has only " +
+                   std::to_string(pool.size()) + " " + std::string(tier_links_phrase(spec.remove_links_at)) +
+                   " links" + (earlier.empty() ? "" : " left after removing " + earlier[0]) +
+                   (earlier.size() > 1 ? " and " + earlier[1] : "") + why};
+    }
+    std::mt19937_64 rng = make_stream(spec.seed, kStreamSwitchLinks);
     choose_front(pool, spec.remove_switch_links, rng);
     for (uint32_t i = 0; i < spec.remove_switch_links; ++i) removed[pool[i]] = 1;
   }
+
+  // 4. CA links, among those left (a removed leaf took its CAs' links).
   if (spec.remove_ca_links > 0) {
-    std::mt19937_64 rng = make_stream(spec.seed, 2);
-    std::vector<uint32_t> pool(num_ca_links);
-    std::iota(pool.begin(), pool.end(), 0u);
+    std::vector<uint32_t> pool;
+    pool.reserve(num_ca_links);
+    for (uint32_t i = 0; i < num_ca_links; ++i) {
+      if (!removed[i]) pool.push_back(i);
+    }
+    if (spec.remove_ca_links > pool.size()) {
+      return Error{"remove_ca_links=" + std::to_string(spec.remove_ca_links) + " but the fabric has only " +
+                   std::to_string(pool.size()) + " CA links" +
+                   (leaves_removed > 0 ? " left after removing " + count_of(leaves_removed, "leaf", "leaves") : "")};
+    }
+    std::mt19937_64 rng = make_stream(spec.seed, kStreamCaLinks);
     choose_front(pool, spec.remove_ca_links, rng);
     for (uint32_t i = 0; i < spec.remove_ca_links; ++i) removed[pool[i]] = 1;
   }
@@ -427,8 +556,9 @@ Result<GeneratedFabric> generate_fabric(const GeneratorSpec& spec) {
   }
 
   std::vector<PlannedLink> links = plan_links(l);
-  std::vector<uint8_t> removed;
-  if (Status s = choose_removals(l, spec, links.size(), removed); !s) return s.error();
+  Removals removals;
+  if (Status s = choose_removals(l, spec, links, removals); !s) return s.error();
+  const std::vector<uint8_t>& removed = removals.link;
 
   FabricBuilder builder;
   const size_t num_ports = static_cast<size_t>(l.num_switches()) * (l.radix + 1) + static_cast<size_t>(l.num_cas()) * 2;
@@ -454,6 +584,11 @@ Result<GeneratedFabric> generate_fabric(const GeneratorSpec& spec) {
   }
 
   GeneratedFabric out;
+  for (uint32_t n = 0; n < l.num_switches(); ++n) {
+    if (!removals.node[n]) continue;
+    describe(l, spec.host_prefix, n, desc);
+    out.removed_switches.push_back(desc);
+  }
   std::string other;
   for (size_t i = 0; i < links.size(); ++i) {
     const PlannedLink& pl = links[i];

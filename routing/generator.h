@@ -23,9 +23,24 @@
 // deterministic, each CA its own system image. Removed links are never cabled
 // and are listed. The same spec (seed included) gives the same fabric on every
 // platform. Impossible requests (too big for the levels, more removals than
-// links) are Errors naming the limit.
+// links or switches) are Errors naming the limit.
+//
+// Removals, in the order they are drawn (each from its own seeded stream, each
+// among what the earlier ones left):
+//  1. remove_switches: whole switches per level. A removed switch stays in the
+//     fabric as a node with no cable (ibsim loads it and the SM never discovers
+//     it, as with a switch that is powered off; node numbering and GUIDs of the
+//     others do not move). A removed leaf takes its CAs' links with it: those
+//     CAs stay, uncabled, like the CAs of remove_ca_links.
+//  2. remove_uplink_per_leaf on every leaf left;
+//  3. remove_switch_links among the switch-switch links left, in the tier
+//     remove_links_at names;
+//  4. remove_ca_links among the CA links left.
+// A spec without the newer options (remove_switches, remove_links_at) draws
+// exactly what it drew before they existed: old seeds keep their fabrics.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -38,17 +53,28 @@ namespace railyard::routing {
 
 enum class TopologyKind : uint8_t { kRoft, kFatTree, kRailOnly };
 
+// The switch-switch links remove_switch_links picks from.
+enum class LinkTier : uint8_t { kAll, kLeafSpine, kSpineCore };
+
+// Switch levels as operators count them: 1 = leaf, 2 = spine, 3 = core.
+inline constexpr uint32_t kMaxSwitchLevel = 3;
+
 struct GeneratorSpec {
   TopologyKind kind = TopologyKind::kRoft;
   uint32_t servers = 32;
   uint32_t rails = 8;
   uint32_t levels = 2;  // 2 or 3 (kRailOnly: 2)
   uint32_t radix = 64;  // ports per switch, even, 4..254
-  // Seeded removals; they add up: per-leaf uplinks go first, then
-  // remove_switch_links picks among the switch-switch links left.
+  // Seeded removals; they add up (see the order above): whole switches go
+  // first, then per-leaf uplinks, then remove_switch_links picks among the
+  // switch-switch links left, then remove_ca_links among the CA links left.
   uint32_t remove_switch_links = 0;  // seeded removal of N switch-switch links
   uint32_t remove_ca_links = 0;      // seeded removal of M CA last-hop links
   uint32_t remove_uplink_per_leaf = 0;  // remove this many uplinks from every leaf
+  // Seeded removal of whole switches: remove_switches[level - 1] of that level
+  // (leaves, spines, cores); every link of a removed switch is left uncabled.
+  std::array<uint32_t, kMaxSwitchLevel> remove_switches{};
+  LinkTier remove_links_at = LinkTier::kAll;  // tier remove_switch_links draws from
   uint64_t seed = 1;
   std::string host_prefix = "node";
   LinkWidth width = LinkWidth::k4x;
@@ -58,10 +84,13 @@ struct GeneratorSpec {
 
 struct GeneratedFabric {
   Fabric fabric;
-  std::vector<std::string> removed_links;  // "<node>[port] <-> <node>[port]"
+  std::vector<std::string> removed_links;     // "<node>[port] <-> <node>[port]", in link order
+  std::vector<std::string> removed_switches;  // descriptions ("core p03 c01"), in node order
 };
 
 std::string_view to_string(TopologyKind k);  // "roft", "fat-tree", "rail-only"
+std::string_view to_string(LinkTier t);      // "all", "leaf-spine", "spine-core"
+std::string_view switch_level_name(uint32_t level);  // 1 "leaf", 2 "spine", 3 "core"
 
 Result<GeneratedFabric> generate_fabric(const GeneratorSpec& spec);
 

@@ -517,6 +517,172 @@ TEST(GeneratorRemoval, OneUplinkPerLeaf) {
   EXPECT_EQ(g.removed_links.size(), 32u);
 }
 
+// Cabled ports of a node (port 0 of a switch is not a cable).
+size_t cabled_ports(const Fabric& f, NodeId n) {
+  size_t cabled = 0;
+  for (uint32_t p = 1; p <= f.node(n).num_ports; ++p) {
+    if (f.port(f.port_id(n, PortNum{static_cast<uint8_t>(p)})).remote.valid()) ++cabled;
+  }
+  return cabled;
+}
+
+// "<a>[pa] <-> <b>[pb]" -> the two node descriptions.
+std::pair<std::string, std::string> removed_ends(const std::string& r) {
+  size_t sep = r.find(" <-> ");
+  std::string a = r.substr(0, sep), b = r.substr(sep + 5);
+  return {a.substr(0, a.rfind('[')), b.substr(0, b.rfind('['))};
+}
+
+TEST(GeneratorRemoval, WholeSwitchesPerLevel) {
+  // 64 servers x 4 rails, radix 16: 32 leaves, 32 spines, 16 cores (16 links each).
+  GeneratorSpec spec = spec_of(TopologyKind::kRoft, 64, 4, 3, 16);
+  GeneratedFabric full = generate_ok(spec);
+  spec.remove_switches = {1, 2, 1};
+  spec.seed = 5;
+  GeneratedFabric g = generate_ok(spec);
+  const Fabric& f = g.fabric;
+  ASSERT_EQ(g.removed_switches.size(), 4u);
+  // Listed in node order: leaves, spines, cores.
+  EXPECT_TRUE(starts_with(g.removed_switches[0], "leaf "));
+  EXPECT_TRUE(starts_with(g.removed_switches[1], "spine "));
+  EXPECT_TRUE(starts_with(g.removed_switches[2], "spine "));
+  EXPECT_TRUE(starts_with(g.removed_switches[3], "core "));
+
+  // The nodes stay (same numbering, same GUIDs), with no cable at all.
+  EXPECT_EQ(f.num_nodes(), full.fabric.num_nodes());
+  std::set<std::string> gone(g.removed_switches.begin(), g.removed_switches.end());
+  for (const std::string& d : g.removed_switches) {
+    NodeId n = f.find_name(d);
+    ASSERT_TRUE(n.valid()) << d;
+    EXPECT_EQ(f.node(n).guid, full.fabric.node(full.fabric.find_name(d)).guid) << d;
+    EXPECT_EQ(cabled_ports(f, n), 0u) << d;
+  }
+  // Exactly the links of the full fabric with a removed end are gone, each
+  // listed once.
+  size_t touching = 0;
+  for (const Link& l : full.fabric.links()) {
+    std::string a(full.fabric.desc(full.fabric.port(l.a).node)), b(full.fabric.desc(full.fabric.port(l.b).node));
+    touching += gone.count(a) || gone.count(b);
+  }
+  EXPECT_EQ(g.removed_links.size(), touching);
+  EXPECT_EQ(f.num_links(), full.fabric.num_links() - touching);
+  for (const std::string& r : g.removed_links) {
+    auto [a, b] = removed_ends(r);
+    EXPECT_TRUE(gone.count(a) || gone.count(b)) << r;
+  }
+  // The removed leaf took its CAs' links; the CAs stay, uncabled.
+  NodeId leaf = full.fabric.find_name(g.removed_switches[0]);
+  size_t uncabled_cas = 0;
+  for (NodeId ca : f.cas()) uncabled_cas += cabled_ports(f, ca) == 0;
+  EXPECT_EQ(uncabled_cas, 8u);
+  EXPECT_EQ(f.cas().size(), full.fabric.cas().size());
+  Shape fs = shape_of(full.fabric);
+  EXPECT_EQ(fs.cas_of_leaf.at(leaf.value()).size(), 8u);
+  // Every other switch keeps at least one link, and the rest of the shape holds.
+  for (NodeId sw : f.switches()) {
+    if (!gone.count(std::string(f.desc(sw)))) {
+      EXPECT_GT(cabled_ports(f, sw), 0u) << f.desc(sw);
+    }
+  }
+
+  // Deterministic per seed; another seed picks other switches.
+  EXPECT_EQ(generate_ok(spec).removed_switches, g.removed_switches);
+  EXPECT_EQ(link_ends(generate_ok(spec).fabric), link_ends(f));
+  spec.seed = 6;
+  EXPECT_NE(generate_ok(spec).removed_switches, g.removed_switches);
+}
+
+TEST(GeneratorRemoval, OneCoreSwitchTakesAllItsLinks) {
+  GeneratorSpec spec = spec_of(TopologyKind::kRoft, 128, 8, 3, 16);  // 64 cores of 16 links
+  spec.remove_switches[2] = 1;
+  GeneratedFabric g = generate_ok(spec);
+  ASSERT_EQ(g.removed_switches.size(), 1u);
+  EXPECT_TRUE(starts_with(g.removed_switches[0], "core p"));
+  EXPECT_EQ(g.removed_links.size(), 16u);
+  for (const std::string& r : g.removed_links) {
+    auto [a, b] = removed_ends(r);
+    EXPECT_TRUE(starts_with(a, "spine ")) << r;
+    EXPECT_EQ(b, g.removed_switches[0]) << r;
+  }
+  EXPECT_EQ(g.fabric.num_links(), 3072u - 16u);
+  EXPECT_EQ(switch_components(g.fabric), 2u);  // the core alone, and the rest
+}
+
+TEST(GeneratorRemoval, SwitchRemovalSeedIsPortable) {
+  // Pinned like SeedIsPortable, for the whole-switch streams.
+  GeneratorSpec spec = spec_of(TopologyKind::kRoft, 16, 2, 3, 8);  // 8 leaves, 8 spines, 4 cores
+  spec.remove_switches = {1, 1, 1};
+  spec.seed = 1;
+  GeneratedFabric g = generate_ok(spec);
+  EXPECT_EQ(g.removed_switches, (std::vector<std::string>{"leaf g002 r0", "spine p00 s00", "core p03 c00"}));
+}
+
+TEST(GeneratorRemoval, LinksOfOneTier) {
+  for (LinkTier tier : {LinkTier::kLeafSpine, LinkTier::kSpineCore}) {
+    GeneratorSpec spec = spec_of(TopologyKind::kRoft, 64, 4, 3, 16);
+    spec.remove_switch_links = 40;
+    spec.remove_links_at = tier;
+    spec.seed = 3;
+    GeneratedFabric g = generate_ok(spec);
+    ASSERT_EQ(g.removed_links.size(), 40u) << to_string(tier);
+    const char* lower = tier == LinkTier::kLeafSpine ? "leaf " : "spine ";
+    const char* upper = tier == LinkTier::kLeafSpine ? "spine " : "core ";
+    for (const std::string& r : g.removed_links) {
+      auto [a, b] = removed_ends(r);
+      EXPECT_TRUE(starts_with(a, lower) && starts_with(b, upper)) << to_string(tier) << ": " << r;
+    }
+    EXPECT_EQ(generate_ok(spec).removed_links, g.removed_links);
+  }
+  // All of a tier can go; one more is refused with the tier's size.
+  GeneratorSpec spec = spec_of(TopologyKind::kRoft, 64, 4, 3, 16);  // 256 leaf-spine, 256 spine-core links
+  spec.remove_links_at = LinkTier::kSpineCore;
+  spec.remove_switch_links = 256;
+  GeneratedFabric g = generate_ok(spec);
+  EXPECT_EQ(g.removed_links.size(), 256u);
+  EXPECT_EQ(shape_of(g.fabric).switch_links, 256u);  // only leaf-spine links left
+}
+
+TEST(GeneratorRemoval, OldSpecsDrawWhatTheyDrew) {
+  // Printed by `railyard topo gen` at 9fd1930, before whole-switch and per-tier
+  // removal existed: specs that do not use them must keep their fabrics (tests
+  // and recorded comparisons name seeds). All three older kinds at once.
+  GeneratorSpec spec = spec_of(TopologyKind::kRoft, 16, 2, 3, 8);
+  spec.remove_uplink_per_leaf = 1;
+  spec.remove_switch_links = 2;
+  spec.remove_ca_links = 1;
+  spec.seed = 4;
+  EXPECT_EQ(generate_ok(spec).removed_links, (std::vector<std::string>{
+                                                 "node001 mlx5_1[1] <-> leaf g000 r1[1]",
+                                                 "leaf g000 r0[7] <-> spine p00 s02[1]",
+                                                 "leaf g001 r0[6] <-> spine p00 s01[2]",
+                                                 "leaf g002 r0[5] <-> spine p00 s00[3]",
+                                                 "leaf g003 r0[7] <-> spine p00 s02[4]",
+                                                 "leaf g000 r1[6] <-> spine p01 s01[1]",
+                                                 "leaf g001 r1[8] <-> spine p01 s03[2]",
+                                                 "leaf g002 r1[5] <-> spine p01 s00[3]",
+                                                 "leaf g003 r1[5] <-> spine p01 s00[4]",
+                                                 "spine p01 s00[7] <-> core p00 c00[7]",
+                                                 "spine p01 s01[6] <-> core p01 c00[6]",
+                                             }));
+}
+
+TEST(GeneratorRemoval, SwitchesThenOtherRemovalsAddUp) {
+  GeneratorSpec spec = spec_of(TopologyKind::kRoft, 64, 4, 3, 16);
+  GeneratedFabric full = generate_ok(spec);
+  spec.remove_switches = {1, 0, 1};  // a leaf: 8 CA links + 8 uplinks; a core: 16 links
+  spec.remove_uplink_per_leaf = 1;   // 31 leaves left
+  spec.remove_switch_links = 10;
+  spec.remove_ca_links = 5;
+  GeneratedFabric g = generate_ok(spec);
+  EXPECT_EQ(g.removed_links.size(), 16u + 16u + 31u + 10u + 5u);
+  EXPECT_EQ(g.fabric.num_links(), full.fabric.num_links() - g.removed_links.size());
+  for (NodeId sw : g.fabric.switches()) {
+    if (starts_with(g.fabric.desc(sw), "leaf ") && std::string(g.fabric.desc(sw)) != g.removed_switches[0]) {
+      EXPECT_LE(uplinks_of(g.fabric, sw), 7u) << g.fabric.desc(sw);
+    }
+  }
+}
+
 TEST(GeneratorLids, SwitchesThenCaPortsInNodeOrder) {
   GeneratorSpec spec = spec_of(TopologyKind::kRoft, 16, 2, 2, 16);
   spec.assign_lids = true;
@@ -599,6 +765,68 @@ TEST(GeneratorErrors, RemovingMoreThanExists) {
   GeneratorSpec rail_only = spec_of(TopologyKind::kRailOnly, 2, 2, 2, 8);
   rail_only.remove_uplink_per_leaf = 1;
   EXPECT_EQ(error_of(rail_only), "remove_uplink_per_leaf=1 but each leaf has only 0 uplinks (one leaf per rail, no spines)");
+}
+
+TEST(GeneratorErrors, RemovingMoreSwitchesThanALevelHas) {
+  GeneratorSpec spec = spec_of(TopologyKind::kRoft, 64, 4, 3, 16);  // 32 leaves, 32 spines, 16 cores
+  spec.remove_switches = {0, 0, 17};
+  EXPECT_EQ(error_of(spec), "remove_switches at level 3 (core)=17 but the fabric has only 16 core switches");
+  spec.remove_switches = {0, 33, 0};
+  EXPECT_EQ(error_of(spec), "remove_switches at level 2 (spine)=33 but the fabric has only 32 spine switches");
+  spec.remove_switches = {33, 0, 0};
+  EXPECT_EQ(error_of(spec), "remove_switches at level 1 (leaf)=33 but the fabric has only 32 leaf switches");
+  spec.remove_switches = {32, 32, 16};  // everything may go
+  EXPECT_TRUE(generate_fabric(spec).ok());
+
+  GeneratorSpec two = spec_of(TopologyKind::kRoft, 8, 2, 2, 8);
+  two.remove_switches[2] = 1;
+  EXPECT_EQ(error_of(two),
+            "remove_switches at level 3 (core)=1 but the fabric has only 0 core switches (core switches exist only "
+            "with 3 levels)");
+  GeneratorSpec rail_only = spec_of(TopologyKind::kRailOnly, 2, 2, 2, 8);
+  rail_only.remove_switches[1] = 1;
+  EXPECT_EQ(error_of(rail_only),
+            "remove_switches at level 2 (spine)=1 but the fabric has only 0 spine switches (one leaf per rail, no "
+            "spines)");
+
+  // Later removals are counted among what the switches left.
+  spec.remove_switches = {0, 1, 0};  // a spine: 8 leaf-spine and 8 spine-core links
+  spec.remove_links_at = LinkTier::kSpineCore;
+  spec.remove_switch_links = 249;
+  EXPECT_EQ(error_of(spec), "remove_switch_links=249 but the fabric has only 248 spine-core links left after "
+                            "removing 1 switch");
+  spec.remove_links_at = LinkTier::kLeafSpine;
+  spec.remove_uplink_per_leaf = 1;
+  spec.remove_switch_links = 217;
+  EXPECT_EQ(error_of(spec), "remove_switch_links=217 but the fabric has only 216 leaf-spine links left after "
+                            "removing 1 switch and 1 uplinks per leaf");
+  spec.remove_switch_links = 0;
+  spec.remove_uplink_per_leaf = 8;
+  std::string e = error_of(spec);
+  EXPECT_TRUE(starts_with(e, "remove_uplink_per_leaf=8 but \"leaf g")) << e;
+  EXPECT_NE(e.find("\" has only 7 uplinks left after removing 1 switch"), std::string::npos) << e;
+  spec.remove_uplink_per_leaf = 0;
+  spec.remove_switches = {2, 0, 0};
+  spec.remove_ca_links = 241;
+  EXPECT_EQ(error_of(spec), "remove_ca_links=241 but the fabric has only 240 CA links left after removing 2 leaves");
+}
+
+TEST(GeneratorErrors, TierWithoutLinks) {
+  GeneratorSpec two = spec_of(TopologyKind::kRoft, 8, 2, 2, 8);
+  two.remove_links_at = LinkTier::kSpineCore;
+  EXPECT_TRUE(generate_fabric(two).ok());  // nothing to remove, nothing refused
+  two.remove_switch_links = 1;
+  EXPECT_EQ(error_of(two), "remove_switch_links=1 but the fabric has only 0 spine-core links (no cores: 2 levels)");
+  GeneratorSpec rail_only = spec_of(TopologyKind::kRailOnly, 2, 2, 2, 8);
+  rail_only.remove_links_at = LinkTier::kLeafSpine;
+  rail_only.remove_switch_links = 1;
+  EXPECT_EQ(error_of(rail_only),
+            "remove_switch_links=1 but the fabric has only 0 leaf-spine links (one leaf per rail, no spines)");
+  EXPECT_EQ(to_string(LinkTier::kAll), "all");
+  EXPECT_EQ(to_string(LinkTier::kLeafSpine), "leaf-spine");
+  EXPECT_EQ(to_string(LinkTier::kSpineCore), "spine-core");
+  EXPECT_EQ(switch_level_name(1), "leaf");
+  EXPECT_EQ(switch_level_name(3), "core");
 }
 
 }  // namespace
