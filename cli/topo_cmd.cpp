@@ -8,10 +8,15 @@
 // Exit codes: 0 success; 1 `topo diff` found differences; 2 bad input (a file
 // that cannot be read or parsed, a bad policy, a spec the generator refuses);
 // CLI11's own codes (>= 100) for usage errors.
+#include <array>
+#include <charconv>
+#include <cstdint>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -39,6 +44,8 @@ struct GenOptions {
   routing::GeneratorSpec spec;
   std::string kind = "roft";
   std::string output = "-";
+  std::vector<std::vector<std::string>> remove_switch;  // one entry per --remove-switch: {LEVEL, N} or {LEVEL:N}
+  std::string remove_links_at = "all";
 };
 
 const std::map<std::string, routing::TopologyKind>& topology_kinds() {
@@ -48,8 +55,56 @@ const std::map<std::string, routing::TopologyKind>& topology_kinds() {
   return kinds;
 }
 
+const std::map<std::string, routing::LinkTier>& link_tiers() {
+  static const std::map<std::string, routing::LinkTier> tiers{{"all", routing::LinkTier::kAll},
+                                                              {"leaf-spine", routing::LinkTier::kLeafSpine},
+                                                              {"spine-core", routing::LinkTier::kSpineCore}};
+  return tiers;
+}
+
+// A whole number in 0..max, or nothing.
+std::optional<uint32_t> parse_count(const std::string& s, uint32_t max) {
+  uint32_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v > max) return std::nullopt;
+  return v;
+}
+
+// --remove-switch LEVEL N or LEVEL:N, repeatable, once per level.
+std::array<uint32_t, routing::kMaxSwitchLevel> parse_remove_switch(const std::vector<std::vector<std::string>>& uses) {
+  std::array<uint32_t, routing::kMaxSwitchLevel> counts{};
+  std::array<bool, routing::kMaxSwitchLevel> named{};
+  for (const std::vector<std::string>& use : uses) {
+    std::vector<std::string> parts = use;
+    if (parts.size() == 1) {
+      size_t colon = parts[0].find(':');
+      if (colon != std::string::npos) parts = {parts[0].substr(0, colon), parts[0].substr(colon + 1)};
+    }
+    std::string shown;
+    for (const std::string& p : use) shown += (shown.empty() ? "" : " ") + p;
+    if (parts.size() != 2) {
+      throw CLI::ValidationError("--remove-switch", "expects LEVEL N or LEVEL:N, got \"" + shown + "\"");
+    }
+    std::optional<uint32_t> level = parse_count(parts[0], routing::kMaxSwitchLevel);
+    std::optional<uint32_t> n = parse_count(parts[1], UINT32_MAX);
+    if (!level || *level == 0) {
+      throw CLI::ValidationError("--remove-switch",
+                                 "level must be 1 (leaf), 2 (spine) or 3 (core), got \"" + shown + "\"");
+    }
+    if (!n) throw CLI::ValidationError("--remove-switch", "N must be a whole number, got \"" + shown + "\"");
+    if (named[*level - 1]) {
+      throw CLI::ValidationError("--remove-switch", "level " + std::to_string(*level) + " is named twice");
+    }
+    named[*level - 1] = true;
+    counts[*level - 1] = *n;
+  }
+  return counts;
+}
+
 void run_gen(GenOptions o) {
   o.spec.kind = topology_kinds().at(o.kind);  // validated by the option's IsMember check
+  o.spec.remove_links_at = link_tiers().at(o.remove_links_at);  // likewise
+  o.spec.remove_switches = parse_remove_switch(o.remove_switch);
   Result<routing::GeneratedFabric> g = routing::generate_fabric(o.spec);
   if (!g) fail("topo gen: " + g.error().message);
   const routing::Fabric& f = g->fabric;
@@ -63,7 +118,13 @@ void run_gen(GenOptions o) {
   std::cerr << "generated " << routing::to_string(o.spec.kind) << ": " << o.spec.servers << " servers x "
             << o.spec.rails << " rails, " << o.spec.levels << " levels, radix " << o.spec.radix << ": "
             << f.switches().size() << " switches, " << f.cas().size() << " CAs, " << f.num_links() << " links, "
-            << g->removed_links.size() << " removed" << (o.output == "-" ? "" : " -> " + o.output) << "\n";
+            << g->removed_links.size() << " removed";
+  if (!g->removed_switches.empty()) {
+    std::cerr << " (" << g->removed_switches.size() << (g->removed_switches.size() == 1 ? " switch" : " switches")
+              << " without links)";
+  }
+  std::cerr << (o.output == "-" ? "" : " -> " + o.output) << "\n";
+  for (const std::string& s : g->removed_switches) std::cerr << "removed switch: " << s << "\n";
   for (const std::string& r : g->removed_links) std::cerr << "removed: " << r << "\n";
 }
 
@@ -76,7 +137,18 @@ void add_gen(CLI::App& topo) {
       "  fat-tree   all CAs of a server on one leaf\n"
       "  rail-only  one network per rail, nothing between rails\n"
       "Writes an ibnetdiscover-dialect file (ibsim loads it as is); prints a summary\n"
-      "and every removed link (\"node[port] <-> node[port]\") on stderr.\n\n"
+      "and every removed switch and link (\"node[port] <-> node[port]\") on stderr.\n\n"
+      "Removals (seeded by --seed; each picks among what the ones before it left):\n"
+      "  --remove-switch LEVEL N   N whole switches of level 1 (leaf), 2 (spine) or\n"
+      "                            3 (core, 3 levels only); also LEVEL:N, once per level.\n"
+      "                            A removed switch stays in the file with no link\n"
+      "                            (the SM never discovers it); a removed leaf takes\n"
+      "                            its CAs' links, the CAs stay uncabled.\n"
+      "  --remove-uplink-per-leaf  then that many uplinks of every leaf left\n"
+      "  --remove-switch-links N   then N switch-switch links, in the tier\n"
+      "                            --remove-links-at names (default all)\n"
+      "  --remove-ca-links N       then N CA cables\n"
+      "The same options and seed give the same fabric.\n\n"
       "Examples:\n"
       "  railyard topo gen --servers 32 --rails 8 --levels 2 --radix 32 -o roft.net\n"
       "      256 CAs: 16 leaves (2 groups x 8 rails), 16 spines\n"
@@ -84,6 +156,11 @@ void add_gen(CLI::App& topo) {
       "      16,384 CAs, 3 levels\n"
       "  railyard topo gen --servers 64 --levels 3 --radix 16 --remove-switch-links 3 --seed 7\n"
       "      a degraded tree; same seed, same links removed\n"
+      "  railyard topo gen --servers 128 --levels 3 --radix 16 --remove-switch 3 1 --seed 2\n"
+      "      one core switch down\n"
+      "  railyard topo gen --servers 128 --levels 3 --radix 16 \\\n"
+      "    --remove-switch-links 1 --remove-links-at spine-core\n"
+      "      one spine-core link down\n"
       "  railyard topo gen --kind rail-only --servers 16 --radix 32 --assign-lids\n\n" +
       std::string(kExitCodesHelp));
   gen->add_option("--kind", o->kind, "roft, fat-tree or rail-only")
@@ -93,8 +170,17 @@ void add_gen(CLI::App& topo) {
   gen->add_option("--rails", o->spec.rails, "CAs (rails) per server")->capture_default_str();
   gen->add_option("--levels", o->spec.levels, "Switch levels: 2 or 3")->capture_default_str();
   gen->add_option("--radix", o->spec.radix, "Ports per switch (even)")->capture_default_str();
+  gen->add_option("--remove-switch", o->remove_switch,
+                  "LEVEL N (or LEVEL:N): leave N seeded-random whole switches of level 1 (leaf), 2 (spine) "
+                  "or 3 (core) without links; repeatable, once per level")
+      ->expected(1, 2)
+      ->type_name("LEVEL N");
   gen->add_option("--remove-switch-links", o->spec.remove_switch_links,
                   "Leave N seeded-random switch-switch links uncabled");
+  gen->add_option("--remove-links-at", o->remove_links_at,
+                  "Tier --remove-switch-links draws from: all, leaf-spine or spine-core")
+      ->check(CLI::IsMember({"all", "leaf-spine", "spine-core"}))
+      ->capture_default_str();
   gen->add_option("--remove-ca-links", o->spec.remove_ca_links, "Leave N seeded-random CA links uncabled");
   gen->add_option("--remove-uplink-per-leaf", o->spec.remove_uplink_per_leaf,
                   "Leave N uplinks of every leaf uncabled");
