@@ -5,6 +5,9 @@
 #   bash scripts/compare_opensm.sh [options] [--] <railyard topo gen arguments>
 #   bash scripts/compare_opensm.sh -- --servers 64 --rails 8 --levels 2 --radix 32
 #   bash scripts/compare_opensm.sh --remove-switch-pct 5 -- --servers 64 --levels 2 --radix 32 --remove-ca-links 2
+#   bash scripts/compare_opensm.sh --remove-switch 3 1 -- --servers 128 --levels 3 --radix 16 --seed 2
+#   bash scripts/compare_opensm.sh --remove-tier spine-core --remove-switch-links 1 \
+#     -- --servers 128 --levels 3 --radix 16
 #
 # For each engine (default: ftree updn minhop railyard) OpenSM is started on
 # the same simulator with `-R <engine>` (railyard: its offline tables, routed
@@ -25,7 +28,17 @@
 #   --engines "A B ..."     engines to compare: OpenSM names (-R NAME), "railyard" (its
 #                           tables through -R file -U) and "updn-roots" (updn with the
 #                           discovered top-level switches in root_guid_file)
-#   --remove-switch-pct P   remove P% of the switch-switch links (seeded, via --remove-switch-links)
+#   --remove-switch-pct P   remove P% of the switch-switch links of the healthy fabric (seeded,
+#                           via --remove-switch-links N, N rounded; with --remove-tier, P% of
+#                           that tier's links)
+#   --remove-switch LEVEL N remove N whole switches of level 1 (leaf), 2 (spine) or 3 (core)
+#                           (topo gen --remove-switch; repeatable, once per level; LEVEL:N too).
+#                           They stay in the simulated fabric without links: OpenSM never
+#                           discovers them. Any P% counts the links of the healthy fabric and
+#                           is drawn among the links the removed switches left.
+#   --remove-tier T         leaf-spine or spine-core: --remove-switch-links (given here or
+#                           after --, or from --remove-switch-pct) only removes links of that
+#                           tier (topo gen --remove-links-at T)
 #   --permutations N        random permutations for verify (default 4)
 #   --timeout S             per OpenSM run, start to SUBNET UP (default 300)
 #   --keep                  keep the work directory (printed on stderr)
@@ -43,6 +56,7 @@ usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
 railyard=${RAILYARD:-}
 engines="ftree updn minhop railyard"
 remove_pct=""
+remove_tier=""
 permutations=4
 timeout=300
 title=""
@@ -52,6 +66,18 @@ while (($#)); do
     --railyard) railyard=$2; shift 2 ;;
     --engines) engines=$2; shift 2 ;;
     --remove-switch-pct) remove_pct=$2; shift 2 ;;
+    --remove-switch)
+      if [[ "${2:-}" == *:* ]]; then gen_args+=(--remove-switch "$2"); shift 2
+      else
+        (($# >= 3)) || ry_fail "--remove-switch: LEVEL N or LEVEL:N"
+        gen_args+=(--remove-switch "$2" "$3"); shift 3
+      fi ;;
+    --remove-tier)
+      case ${2:-} in
+        leaf-spine|spine-core) remove_tier=$2 ;;
+        *) ry_fail "--remove-tier: leaf-spine or spine-core, not '${2:-}'" ;;
+      esac
+      shift 2 ;;
     --permutations) permutations=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
     --keep) RY_KEEP_TMP=1; shift ;;
@@ -73,18 +99,36 @@ ry_tmpdir
 [[ -n "${RY_KEEP_TMP:-}" ]] && ry_log "work directory: $RY_TMP"
 
 # --- the fabric ---------------------------------------------------------------
+[[ -n "$remove_tier" ]] && gen_args+=(--remove-links-at "$remove_tier")
 if [[ -n "$remove_pct" ]]; then
-  # Count the switch-switch links of the healthy fabric: links minus CA links.
+  # Count the switch-switch links of the healthy fabric (of one tier with
+  # --remove-tier): the same arguments without any removal.
   healthy=()
   skip=0
   for a in "${gen_args[@]}"; do
-    if ((skip)); then skip=0; continue; fi
-    case $a in --remove-switch-links|--remove-ca-links|--remove-uplink-per-leaf) skip=1; continue ;; esac
+    if ((skip)); then
+      skip=$((skip - 1))
+      # --remove-switch takes LEVEL N, or one LEVEL:N
+      [[ "$a" == *:* ]] && skip=0
+      continue
+    fi
+    case $a in
+      --remove-switch-links|--remove-ca-links|--remove-uplink-per-leaf|--remove-links-at) skip=1; continue ;;
+      --remove-switch) skip=2; continue ;;
+    esac
     healthy+=("$a")
   done
   "$railyard" topo gen "${healthy[@]}" -o healthy.net 2>healthy.err || { cat healthy.err >&2; ry_fail "topo gen failed"; }
-  sw_links=$(awk '/^Switch/ { sw = 1; next } /^(Ca|Hca|Rt)/ { sw = 0; next }
-                  sw && /^\[[0-9]+\]/ && $0 ~ /"S-/ { n++ } END { print n / 2 }' healthy.net)
+  "$railyard" topo show --json healthy.net >healthy.json || ry_fail "topo show of the healthy fabric failed"
+  tier_links() {
+    jq --arg a "$1" --arg b "$2" '[.links.by_level[] | select(.from == $a and .to == $b) | .count] | add // 0' \
+      healthy.json
+  }
+  case $remove_tier in
+    "") sw_links=$(jq '.summary.switch_links' healthy.json) ;;
+    leaf-spine) sw_links=$(tier_links leaf spine) ;;
+    spine-core) sw_links=$(tier_links spine core) ;;
+  esac
   remove_n=$(( (sw_links * remove_pct + 50) / 100 ))
   gen_args+=(--remove-switch-links "$remove_n")
 fi

@@ -4,7 +4,9 @@
 # updn, minhop, railyard), each naming the engine OpenSM actually used and
 # carrying numbers in every measured column. On this healthy 2-level tree no
 # engine may fall back, every pair must be reachable, and railyard's row must
-# be loaded through the file engine at the lower bounds.
+# be loaded through the file engine at the lower bounds. A second, railyard-only
+# run checks that --remove-switch, --remove-tier and --remove-switch-pct reach
+# the generator.
 #
 # Usage (ctest does this): compare_opensm_test.sh RAILYARD_BIN SOURCE_DIR BINARY_DIR
 set -euo pipefail
@@ -60,4 +62,27 @@ for col in "$rail" "$cross" "$a2a"; do
 done
 [[ "$time" == *"offline route"* ]] || ry_fail "railyard row lacks the offline route time: $time"
 [[ "$time" != *DIFFER* ]] || ry_fail "OpenSM's tables differ from railyard's file: $time"
-ry_pass "compare_opensm.sh: one row per engine with numbers"
+
+# The degraded-fabric options reach the generator: a 3-level tree (40
+# switches) without one core (8 links) and 10% of its 64 spine-core links cut
+# (6), railyard only (OpenSM loads its file) to stay fast.
+rc=0
+RY_KEEP_TMP='' bash "$SRC/scripts/compare_opensm.sh" --railyard "$RAILYARD" --engines railyard \
+  --remove-switch 3 1 --remove-tier spine-core --remove-switch-pct 10 \
+  -- --servers 16 --rails 4 --levels 3 --radix 8 --seed 3 >degraded.md 2>degraded.err || rc=$?
+if [[ $rc -ne 0 ]]; then
+  cat degraded.md degraded.err >&2
+  ry_fail "compare_opensm.sh on a degraded fabric exited $rc"
+fi
+cat degraded.md >&2
+fabric='^Fabric: roft: 16 servers x 4 rails, 3 levels, radix 8: 40 switches, 64 CAs, 178 links, 14 removed'
+ry_assert_file_contains degraded.md "$fabric \\(1 switch without links\\); discovered 39 switches, 64 CAs" \
+  "a core and 6 spine-core links removed, the core not discovered"
+ry_assert_file_contains degraded.md \
+  '^#### railyard topo gen .*--remove-switch 3 1 .*--remove-links-at spine-core --remove-switch-links 6' \
+  "the generator arguments in the heading"
+row=$(grep -E '^\| railyard \|' degraded.md)
+IFS='|' read -r _ _ used reach _ <<<"$row"
+ry_assert_eq "file" "$(trim "$used")" "railyard loaded through the file engine"
+ry_assert_eq "100%" "$(trim "$reach")" "railyard reaches every pair without the core"
+ry_pass "compare_opensm.sh: one row per engine with numbers; degraded-fabric options"
