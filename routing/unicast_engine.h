@@ -62,6 +62,11 @@ struct RoutingOptions {
   // (unicast_engine/switch_turns.cpp). Off: those entries stay empty, as
   // before; every other entry is the same either way.
   bool switch_turns = true;
+  // Balance CA destinations by all-to-all flows (unicast_engine/flow_walk.cpp)
+  // instead of chains and substitute planes.
+  bool flow_balance = true;
+  // With chains: use substitute planes where every leaf misses <= 1 uplink.
+  bool substitute_planes = true;
 };
 
 struct DestinationIssue {

@@ -53,6 +53,10 @@ void Engine::route_destination(Lid lid, uint32_t t, uint8_t port_at_target, uint
   begin_column(lid);
   put(t, port_at_target);
   ++report_.lids_routed;
+  if (flows_ && port_at_target != 0) {  // a CA LID, balanced by flows
+    route_destination_flows(t, slot);
+    return;
+  }
   if (substitutes_.covers(t) && port_at_target != 0) {  // a CA LID on a tree whose leaves miss uplinks
     substitutes_.route(t, slot, column_);
     return;

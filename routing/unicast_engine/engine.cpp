@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <span>
+#include <tuple>
 
 namespace railyard::routing::unicast {
 
@@ -63,6 +64,8 @@ Engine::Engine(const Fabric& fabric, const RoutingOptions& options, const Switch
     down_begin_[s + 1] = static_cast<uint32_t>(down_entries_.size());
     up_begin_[s + 1] = static_cast<uint32_t>(up_entries_.size());
   }
+  order_ = rk_.order;
+  setup_flows(options);
 }
 
 void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
@@ -100,7 +103,7 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
         account_ca_destination(lid, ca_ports_[i], last_hop_drained);
       }
     }
-    finish_columns(first_col);
+    if (!flows_) finish_columns(first_col);
     // The leaf's own LID follows the route of one of its CA LIDs (picked by
     // GUID rank, so switch-LID traffic spreads over the slots), ending at
     // port 0: the same up*/down* paths, without a walk of its own.
@@ -114,8 +117,10 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
         finish_columns(col);
         continue;
       }
-      const uint8_t* from = batch_.data() + (first_col + guid_rank_[t] % routed_cas) * n;
+      const size_t from_col = first_col + guid_rank_[t] % routed_cas;
+      const uint8_t* from = batch_.data() + from_col * n;
       begin_column(lid);
+      if (flows_) leaf_copies_.emplace_back(static_cast<uint32_t>(batch_lids_.size() - 1), from_col);
       std::copy(from, from + n, column_);
       put(t, 0);
       ++report_.lids_routed;
@@ -153,6 +158,7 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
     }
     finish_columns(first_col);
   }
+  if (flows_) route_deferred();
 }
 
 void Engine::build_ca_lists() {
@@ -189,27 +195,54 @@ void Engine::build_ca_lists() {
 }
 
 // Lowest up and down port numbers per rank, and the number of up slots.
+// Cables that are down count too (a cable to a dead switch, one without a
+// live switch link or CA, counts as up): slots are positions in the tree as
+// cabled, so that a failed link or switch leaves a gap instead of moving the
+// slots of every other port.
 void Engine::compute_slots() {
   uint32_t ranks = 0;
   for (uint32_t r : rk_.rank) ranks = std::max(ranks, r + 1);
   base_up_.assign(ranks, 255);
   base_down_.assign(ranks, 255);
   slots_up_.assign(ranks, 0);
-  for (uint32_t s = 0; s < g_.num_switches(); ++s) {
-    uint32_t r = rk_.rank[s];
-    for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
-      auto& base = rk_.up(s, remote(e)) ? base_up_ : base_down_;
-      base[r] = std::min<uint32_t>(base[r], port(e));
-    }
-    for (uint32_t i = ca_begin_[s]; i < ca_begin_[s + 1]; ++i) {
-      base_down_[r] = std::min<uint32_t>(base_down_[r], g_.attach_port(ca_ports_[i]));
+  const uint32_t n = g_.num_switches();
+  // A dead switch (no live link, no live CA) is above a live one unless CAs
+  // are cabled to it (a leaf).
+  std::vector<uint8_t> ca_cabled(n, 0);
+  for (uint32_t s = 0; s < n; ++s) {
+    const Node& node = fabric_.node(g_.node(s));
+    for (uint32_t p = 1; p <= node.num_ports; ++p) {
+      const NodeId far = fabric_.remote_node(PortId(node.first_port.value() + p));
+      if (far.valid() && !fabric_.is_switch(far)) ca_cabled[s] = 1;
     }
   }
-  for (uint32_t s = 0; s < g_.num_switches(); ++s) {
-    uint32_t r = rk_.rank[s];
-    for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
-      if (rk_.up(s, remote(e))) slots_up_[r] = std::max<uint32_t>(slots_up_[r], port(e) - base_up_[r] + 1);
+  auto dead = [&](uint32_t s) { return g_.begin(s) == g_.end(s) && g_.num_cas(s) == 0; };
+  // (switch, port, up) of every switch-switch cable, any state.
+  std::vector<std::tuple<uint32_t, uint8_t, bool>> cables;
+  for (uint32_t s = 0; s < n; ++s) {
+    if (dead(s)) continue;
+    const Node& node = fabric_.node(g_.node(s));
+    for (uint32_t p = 1; p <= node.num_ports; ++p) {
+      const NodeId far = fabric_.remote_node(PortId(node.first_port.value() + p));
+      if (!far.valid() || !fabric_.is_switch(far)) continue;
+      const uint32_t r = g_.switch_index(far);
+      if (r == kNone) continue;
+      const bool up = dead(r) ? !ca_cabled[r] : rk_.up(s, r);
+      cables.emplace_back(s, static_cast<uint8_t>(p), up);
     }
+  }
+  for (const auto& [s, p, up] : cables) {
+    auto& base = up ? base_up_ : base_down_;
+    base[rk_.rank[s]] = std::min<uint32_t>(base[rk_.rank[s]], p);
+  }
+  for (uint32_t s = 0; s < n; ++s) {
+    for (uint32_t i = ca_begin_[s]; i < ca_begin_[s + 1]; ++i) {
+      base_down_[rk_.rank[s]] = std::min<uint32_t>(base_down_[rk_.rank[s]], g_.attach_port(ca_ports_[i]));
+    }
+  }
+  for (const auto& [s, p, up] : cables) {
+    const uint32_t r = rk_.rank[s];
+    if (up && p >= base_up_[r]) slots_up_[r] = std::max<uint32_t>(slots_up_[r], p - base_up_[r] + 1);
   }
 }
 

@@ -13,7 +13,9 @@
 //   route_unicast.cpp      the public entry point: checks, ranking, lanes
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -59,6 +61,19 @@ struct SwitchState {
   uint8_t clean_only = 0;  // tier 2: skip drained candidates
 };
 
+// The all-to-all load a path would reach: its busiest link first, then the
+// sum over its links (which tells apart paths that share their busiest link).
+struct PathCost {
+  uint64_t max = 0;
+  uint64_t sum = 0;
+  void add(uint64_t load) {
+    max = std::max(max, load);
+    sum += load;
+  }
+  bool operator<(const PathCost& o) const { return max != o.max ? max < o.max : sum < o.sum; }
+  bool operator==(const PathCost& o) const = default;
+};
+
 class Engine {
  public:
   Engine(const Fabric& fabric, const RoutingOptions& options, const SwitchGraph& graph, const Ranking& ranking,
@@ -86,6 +101,20 @@ class Engine {
   // chains.cpp
   void climb(uint32_t x0, uint32_t pref, bool primary, std::vector<uint32_t>& chain);
   bool preferred_present(uint32_t x, uint32_t pref) const;
+
+  // flow_walk.cpp
+  void setup_flows(const RoutingOptions& options);
+  void route_destination_flows(uint32_t t, uint32_t slot);
+  void route_deferred();
+  void set_digits(uint32_t t, uint32_t slot);
+  uint32_t next_entry(uint32_t s) const;
+  uint32_t down_pick(uint32_t y);
+  uint32_t nominal_down(uint32_t y, bool& whole);
+  uint32_t nominal_up(uint32_t x) const;
+  void push_flows(uint32_t y, uint32_t add);
+  uint32_t choose_up(uint32_t x, uint32_t f, bool within);
+  void route_flows_of(uint32_t x, bool within);
+  PathCost path_cost(uint32_t y, uint32_t add, uint32_t depth);
 
   // destination_walk.cpp
   void route_destination(Lid lid, uint32_t t, uint8_t port_at_target, uint32_t slot);
@@ -194,6 +223,40 @@ class Engine {
   uint32_t stamp_ = 0;
   std::vector<uint32_t> mark_stamp_, best_;
   std::vector<uint32_t> queue_, chain_, chain2_, fresh_;
+
+  // Flow balancing (flow_walk.cpp). Per entry: all-to-all flows routed out
+  // of it so far (one per source CA port and destination LID).
+  bool flows_ = false;
+  std::vector<uint64_t> load_;           // per entry
+  std::vector<uint32_t> flow_;           // per switch: flows of this destination arrived, not yet sent on
+  std::vector<uint8_t> valid_;           // per switch: its nominal path is whole (this destination)
+  std::vector<uint32_t> down_stamp_, down_nom_;  // per switch: nominal_down's memo (stamp_)
+  std::vector<uint8_t> down_whole_;
+  std::vector<uint32_t> up_slot_entry_;  // per switch x slot: the up entry in that slot, or kNone
+  uint32_t slot_stride_ = 0;
+  std::vector<uint32_t> port_entry_;     // per switch x 256 ports: the entry of that port, or kNone
+  std::vector<uint32_t> digit_;          // per rank: the destination's nominal up slot (D-mod-K digit)
+  std::vector<uint32_t> leaf_offset_;    // per leaf: cabled CA ports of the leaves before it
+  std::vector<uint32_t> order_;          // switches top-down: rk_.order, or by GUID within a rank
+  std::vector<uint32_t> seq_;            // per switch: its sequence among switches of its rank (GUID order)
+  // Destinations with switches left for phase B: their column, leaf, slot
+  // and first switch in broken_ and short_ (each bottom-up).
+  struct Deferred {
+    uint32_t col, t, slot, first_broken, first_short;
+  };
+  std::vector<Deferred> deferred_;
+  std::vector<uint32_t> broken_, short_;
+  std::vector<uint32_t> turn_;  // per switch: rank where its nominal path turns down
+  uint32_t top_rank_ = 0;
+  bool short_turns_ = false;
+  uint64_t capacity_ = 0;  // the leaf cut bound of all-to-all
+  // Leaves (with CAs, rank 0) by ring, their ring neighbours, and per
+  // (source leaf, destination leaf) the up slots their extra flows took.
+  uint32_t num_leaves_ = 0;
+  std::vector<uint32_t> leaf_id_, ring_prev_, ring_next_;
+  std::vector<uint64_t> extras_;
+  uint64_t& extra(uint32_t a, uint32_t b) { return extras_[static_cast<size_t>(a) * num_leaves_ + b]; }
+  std::vector<std::pair<uint32_t, uint32_t>> leaf_copies_;  // (leaf LID column, CA column it copies)
 
   // CA ports by switch.
   std::vector<uint32_t> ca_begin_;

@@ -48,7 +48,8 @@ Result<RoutingResult> route_unicast(const Fabric& fabric, const RoutingOptions& 
   // on its own thread. Within a lane destinations are balanced by the lane's
   // counters; on a healthy tree the nominal slots decide and the lanes agree
   // with a single pass exactly.
-  constexpr uint32_t kLanes = 2;
+  // Balancing by flows needs every destination's loads: one lane.
+  const uint32_t kLanes = options.flow_balance ? 1 : 2;
   std::vector<RoutingReport> reports(kLanes);
   std::vector<std::thread> threads;
   std::exception_ptr failure;

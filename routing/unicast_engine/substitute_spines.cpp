@@ -28,6 +28,7 @@ SubstituteSpines::SubstituteSpines(const Fabric& fabric, const SwitchGraph& g, c
 bool SubstituteSpines::build(const Fabric& fabric, const SwitchGraph& g, const Ranking& rk,
                              const RoutingOptions& options) {
   if (rk.kind != RankingKind::kFromCas || (rk.levels != 2 && rk.levels != 3)) return false;
+  if (!options.substitute_planes) return false;
   if (std::any_of(options.drained.begin(), options.drained.end(), [](uint8_t d) { return d != 0; })) return false;
   levels_ = rk.levels;
   const uint32_t n = g.num_switches();

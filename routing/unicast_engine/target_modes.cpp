@@ -28,11 +28,11 @@ void Engine::prepare_target(uint32_t t) {
       queue_.push_back(p);
     }
   }
-  // Tier 1, full distance, top-down (parents come first in rk_.order).
+  // Tier 1, full distance, top-down (parents come first in order_).
   bool any_missing = false;
   down_list_.clear();
   up_list_.clear();
-  for (uint32_t s : rk_.order) {
+  for (uint32_t s : order_) {
     uint16_t d = dd1_[s];
     if (d == kInf) {
       for (uint32_t i = up_begin_[s]; i < up_begin_[s + 1]; ++i) {
@@ -58,7 +58,7 @@ void Engine::prepare_target(uint32_t t) {
 // Tier 2 (drained links allowed) for switches tier 1 cannot serve. Entering
 // a tier-1 switch going down is legal only if it goes down itself.
 void Engine::prepare_tier2() {
-  for (auto it = rk_.order.rbegin(); it != rk_.order.rend(); ++it) {  // bottom-up
+  for (auto it = order_.rbegin(); it != order_.rend(); ++it) {  // bottom-up
     uint32_t s = *it;
     if (dist1_[s] != kInf) {
       ddx_[s] = dd1_[s];
@@ -71,7 +71,7 @@ void Engine::prepare_tier2() {
     }
     ddx_[s] = d;
   }
-  for (uint32_t s : rk_.order) {  // top-down
+  for (uint32_t s : order_) {  // top-down
     if (dist1_[s] != kInf) continue;
     if (ddx_[s] != kInf) {
       st_[s].mode = Mode::kDownDrain;

@@ -1,0 +1,441 @@
+// CA destinations balanced by all-to-all flows, in two phases.
+//
+// Phase A (per destination, as its leaf comes): every switch whose nominal
+// path is whole takes it. The nominal path climbs through the destination's
+// D-mod-K digit at each rank (read off the nominal chain from the
+// destination's leaf: its slot on the leaf, then the leaf's slot on the
+// spine, ...) and comes down the chain. On a healthy tree every switch is
+// nominal and the tables are D-mod-K's; on a degraded one the nominal flows
+// are a subset of the healthy tree's, so none of their links carries more
+// than it would there.
+//
+// Phase B (after every destination's phase A, so the loads of all nominal
+// flows are known): the switches whose nominal path is broken (a missing or
+// drained cable anywhere on it) choose, from the bottom up, the candidate
+// whose path would carry the fewest all-to-all flows (busiest link first,
+// then the sum over the path), each carrying the flows of its own CAs and of
+// the switches below that sent theirs through it. The displaced flows are so
+// spread source by source over the paths that remain, seeing the load of
+// every nominal flow, not only of the destinations taken before.
+#include <algorithm>
+
+#include "routing/unicast_engine/engine.h"
+
+namespace railyard::routing::unicast {
+
+
+void Engine::setup_flows(const RoutingOptions& options) {
+  flows_ = options.flow_balance;
+  if (!flows_) return;
+  const uint32_t n = g_.num_switches();
+  load_.assign(ent_.size(), 0);
+  flow_.assign(n, 0);
+  valid_.assign(n, 0);
+  digit_.assign(slots_up_.size() + 1, 0);
+  down_stamp_.assign(n, 0);
+  down_nom_.assign(n, kNone);
+  down_whole_.assign(n, 0);
+  slot_stride_ = 1;
+  for (uint32_t k : slots_up_) slot_stride_ = std::max(slot_stride_, k);
+  up_slot_entry_.assign(static_cast<size_t>(n) * slot_stride_, kNone);
+  port_entry_.assign(static_cast<size_t>(n) * 256, kNone);
+  for (uint32_t s = 0; s < n; ++s) {
+    for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) port_entry_[static_cast<size_t>(s) * 256 + port(e)] = e;
+    for (uint32_t i = up_begin_[s]; i < up_begin_[s + 1]; ++i) {
+      const uint32_t e = up_entries_[i];
+      uint32_t& at = up_slot_entry_[static_cast<size_t>(s) * slot_stride_ + up_slot(s, e)];
+      if (at == kNone) at = e;
+    }
+  }
+  // Sequence of each switch among those of its rank, in GUID order: spreads
+  // the ties of like switches without depending on node order.
+  turn_.assign(n, 0);
+  // Leaves whose path turns below the top go after the displaced flows
+  // (three levels and more, ranked from the CAs).
+  top_rank_ = static_cast<uint32_t>(slots_up_.size()) - 1;
+  short_turns_ = false && rk_.kind == RankingKind::kFromCas && rk_.levels >= 3;
+  // The leaf cut bound of all-to-all: the flows a leaf sends (and receives)
+  // over its up links.
+  const uint64_t total = ca_ports_.size();
+  for (uint32_t s = 0; s < n; ++s) {
+    const uint64_t c = ca_begin_[s + 1] - ca_begin_[s];
+    uint64_t u = 0;
+    for (uint32_t i = up_begin_[s]; i < up_begin_[s + 1]; ++i) u += up_rec_[i].drained ? 0 : 1;
+    if (c == 0 || u == 0) continue;
+    capacity_ = std::max(capacity_, (c * (total - c) + u - 1) / u);
+  }
+  // Leaves in ring order (rail, then leaf order; ties by GUID) and their
+  // ring neighbours: a rail-aligned shift sends from a leaf to one leaf of
+  // its ring and the next, and a leaf receives from one and the previous.
+  std::vector<uint32_t> leaves;
+  for (uint32_t s = 0; s < n; ++s) {
+    if (rk_.rank[s] == 0 && ca_begin_[s] != ca_begin_[s + 1]) leaves.push_back(s);
+  }
+  auto ring = [&](uint32_t s) -> uint64_t { return options.leaf_ring.empty() ? 0 : options.leaf_ring[s]; };
+  auto key = [&](uint32_t s) -> uint64_t { return options.leaf_order_key.empty() ? 0 : options.leaf_order_key[s]; };
+  std::sort(leaves.begin(), leaves.end(), [&](uint32_t a, uint32_t b) {
+    return std::make_tuple(ring(a), key(a), guid_rank_[a]) < std::make_tuple(ring(b), key(b), guid_rank_[b]);
+  });
+  num_leaves_ = static_cast<uint32_t>(leaves.size());
+  leaf_id_.assign(n, kNone);
+  ring_prev_.assign(num_leaves_, 0);
+  ring_next_.assign(num_leaves_, 0);
+  for (uint32_t i = 0; i < num_leaves_; ++i) leaf_id_[leaves[i]] = i;
+  for (uint32_t i = 0; i < num_leaves_;) {
+    uint32_t j = i;
+    while (j < num_leaves_ && ring(leaves[j]) == ring(leaves[i])) ++j;
+    for (uint32_t a = i; a < j; ++a) {
+      ring_next_[a] = a + 1 < j ? a + 1 : i;
+      ring_prev_[a] = a > i ? a - 1 : j - 1;
+    }
+    i = j;
+  }
+  extras_.assign(static_cast<size_t>(num_leaves_) * num_leaves_, 0);
+  // Ranked from the CAs no link joins two switches of one rank, so any
+  // order by rank is top-down: by GUID within a rank, the flows are taken
+  // in an order that does not depend on the fabric's node order.
+  if (rk_.kind == RankingKind::kFromCas) {
+    std::sort(order_.begin(), order_.end(), [&](uint32_t a, uint32_t b) {
+      return rk_.rank[a] != rk_.rank[b] ? rk_.rank[a] > rk_.rank[b] : guid_rank_[a] > guid_rank_[b];
+    });
+  }
+  // Cabled CA ports of the leaves before each leaf, in the order leaves are
+  // taken.
+  leaf_offset_.assign(n, 0);
+  uint32_t offset = 0;
+  for (uint32_t s : leaves) {
+    leaf_offset_[s] = offset;
+    const Node& node = fabric_.node(g_.node(s));
+    for (uint32_t p = 1; p <= node.num_ports; ++p) {
+      const NodeId far = fabric_.remote_node(PortId(node.first_port.value() + p));
+      if (far.valid() && !fabric_.is_switch(far)) ++offset;
+    }
+  }
+  seq_.assign(n, 0);
+  std::vector<uint32_t> next(slots_up_.size() + 1, 0);
+  for (uint32_t s : by_guid_) seq_[s] = next[rk_.rank[s]]++;
+  // Phase B rewrites columns of every target: keep them all until the end.
+  batch_cap_ = static_cast<size_t>(fabric_.max_lid().value) + 1;
+  batch_.assign(batch_cap_ * n, ForwardingTables::kNoPath);
+}
+
+// The digits of a destination (per rank, its nominal up slot: D-mod-K's
+// digits, from positions in the tree as cabled, so that a failure moves no
+// other destination's digits). At the leaves: its slot on its leaf plus
+// the CA ports of the leaves before it (so leaves that are not full still
+// use every slot evenly; for full leaves that is the slot itself). Above:
+// the slot at which its leaf hangs off the nominal parent, and so on up
+// (the next usable parent when the nominal one is not).
+void Engine::set_digits(uint32_t t, uint32_t slot) {
+  std::fill(digit_.begin(), digit_.end(), 0);
+  const uint32_t r0 = rk_.rank[t];
+  digit_[r0] = slot + leaf_offset_[t];
+  for (uint32_t x = t;;) {
+    const uint32_t r = rk_.rank[x];
+    const uint32_t k = slots_up_[r];
+    if (k == 0) break;
+    const uint32_t want = digit_[r] % k;
+    uint32_t e = kNone;
+    for (uint32_t i = 0; i < k && e == kNone; ++i) {
+      const uint32_t c = up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + (want + i) % k];
+      if (c != kNone && cand_ok(remote(c), rev(c))) e = c;
+    }
+    if (e == kNone) break;
+    const uint32_t p = remote(e);
+    digit_[rk_.rank[p]] = down_slot(p, rev(e));
+    x = p;
+  }
+}
+
+// The entry a switch already routed forwards through.
+uint32_t Engine::next_entry(uint32_t s) const {
+  return port_entry_[static_cast<size_t>(s) * 256 + column_[s]];
+}
+
+// The nominal down entry of a switch that goes down toward the destination:
+// the cable into the child whose up slot of the destination's digit it is
+// (the way the healthy tree's D-mod-K comes down), if the child goes down
+// too; kNone if there is none. `whole` tells whether the nominal way down is
+// whole to the destination's leaf. Memoized per destination.
+uint32_t Engine::nominal_down(uint32_t y, bool& whole) {
+  if (down_stamp_[y] == stamp_) {
+    whole = down_whole_[y];
+    return down_nom_[y];
+  }
+  uint32_t nom = kNone;
+  whole = false;
+  for (uint32_t i = down_begin_[y]; i < down_begin_[y + 1] && nom == kNone; ++i) {
+    const Entry& x = down_rec_[i];
+    const uint32_t c = x.remote;
+    if (!cand_ok(y, x)) continue;
+    const uint32_t k = slots_up_[rk_.rank[c]];
+    if (k != 0 && up_slot(c, x.rev) == digit_[rk_.rank[c]] % k) nom = down_entries_[i];
+  }
+  if (nom != kNone) {
+    const uint32_t c = remote(nom);
+    bool below = true;
+    if (c != target_) nominal_down(c, below);
+    whole = below;
+  }
+  down_stamp_[y] = stamp_;
+  down_nom_[y] = nom;
+  down_whole_[y] = whole;
+  return nom;
+}
+
+// The down entry of a switch that goes down toward the destination: the one
+// it has, else its nominal one, else the least loaded of its candidates.
+uint32_t Engine::down_pick(uint32_t y) {
+  if (routed(y)) return next_entry(y);
+  bool whole = false;
+  uint32_t best = nominal_down(y, whole);
+  if (best == kNone) {
+    auto [cf, count] = candidates(y);
+    for (uint32_t i = cf; i < cf + count; ++i) {
+      if (best == kNone || load_[cand_[i]] < load_[best]) best = cand_[i];
+    }
+  }
+  if (best != kNone) put(y, port(best));
+  return best;
+}
+
+uint32_t Engine::nominal_up(uint32_t x) const {
+  const uint32_t r = rk_.rank[x];
+  const uint32_t k = slots_up_[r];
+  if (k == 0) return kNone;
+  const uint32_t e = up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + digit_[r] % k];
+  return e != kNone && cand_ok(x, e) ? e : kNone;
+}
+
+// Sends `add` flows from y along the path y already has (down-going
+// switches without one pick it now).
+void Engine::push_flows(uint32_t y, uint32_t add) {
+  while (y != target_) {
+    const uint32_t e = routed(y) || is_down(st_[y].mode) ? down_pick(y) : kNone;
+    if (e == kNone) {  // a switch still to choose (phase B): it takes them along
+      flow_[y] += add;
+      return;
+    }
+    load_[e] += add;
+    y = remote(e);
+  }
+}
+
+// The cost of the path from y on with `add` more flows arriving at y: the
+// path it has, or for a switch still to choose, its best candidate.
+PathCost Engine::path_cost(uint32_t y, uint32_t add, uint32_t depth) {
+  PathCost c;
+  while (y != target_) {
+    if (routed(y) || is_down(st_[y].mode)) {
+      const uint32_t e = down_pick(y);
+      if (e == kNone) return c;
+      c.add(load_[e] + add);
+      y = remote(e);
+      continue;
+    }
+    // Still to choose: it will send its own pending flows too.
+    const uint32_t extra = add + flow_[y];
+    auto [cf, count] = candidates(y);
+    PathCost best;
+    bool any = false;
+    for (uint32_t i = cf; i < cf + count && depth > 0; ++i) {
+      const uint32_t e = cand_[i];
+      PathCost p = path_cost(remote(e), extra, depth - 1);
+      p.add(load_[e] + extra);
+      if (!any || p < best) best = p;
+      any = true;
+    }
+    c.max = std::max(c.max, best.max);
+    c.sum += best.sum;
+    return c;
+  }
+  return c;
+}
+
+// Phase A of one destination: nominal switches route and send their flows;
+// the others wait for phase B (listed bottom-up in broken_), and so do
+// leaves whose nominal path turns below the top (on three levels and more:
+// within their pod; listed in short_), which go last.
+void Engine::route_destination_flows(uint32_t t, uint32_t slot) {
+  set_digits(t, slot);
+  // Whole nominal paths and the rank where they turn down, from the top
+  // down (up_list_ is top-down).
+  for (uint32_t x : up_list_) {
+    const uint32_t e = nominal_up(x);
+    if (e == kNone) {
+      valid_[x] = 0;
+      continue;
+    }
+    const uint32_t y = remote(e);
+    bool whole = false;
+    if (is_down(st_[y].mode)) nominal_down(y, whole);
+    valid_[x] = is_down(st_[y].mode) ? whole : valid_[y];
+    turn_[x] = is_down(st_[y].mode) ? rk_.rank[y] : turn_[y];
+  }
+  Deferred d{static_cast<uint32_t>(batch_lids_.size() - 1), t, slot,
+             static_cast<uint32_t>(broken_.size()), static_cast<uint32_t>(short_.size())};
+  for (auto it = up_list_.rbegin(); it != up_list_.rend(); ++it) {
+    const uint32_t x = *it;
+    if (!valid_[x]) {
+      broken_.push_back(x);
+      continue;
+    }
+    if (short_turns_ && rk_.rank[x] == 0 && turn_[x] < top_rank_) {
+      short_.push_back(x);
+      continue;
+    }
+    const uint32_t e = nominal_up(x);
+    const uint32_t f = flow_[x] + (ca_begin_[x + 1] - ca_begin_[x]);
+    flow_[x] = 0;
+    put(x, port(e));
+    if (f == 0) continue;
+    load_[e] += f;
+    const uint32_t y = remote(e);
+    if (is_down(st_[y].mode)) {
+      push_flows(y, f);
+    } else {
+      flow_[y] += f;
+    }
+  }
+  if (broken_.size() > d.first_broken || short_.size() > d.first_short) deferred_.push_back(d);
+  for (uint32_t y : down_list_) {
+    if (!routed(y)) down_pick(y);
+  }
+}
+
+// The up entry of x for f flows: its nominal one when `within` and that
+// path stays within the leaf cut bound, else the one whose path would be
+// least loaded (ties: the nominal one, then slots from one offset by x's
+// sequence, so that like switches spread).
+uint32_t Engine::choose_up(uint32_t x, uint32_t f, bool within) {
+  auto [cf, count] = candidates(x);
+  if (count == 0) return kNone;
+  const uint32_t nom = nominal_up(x);
+  if (within && nom != kNone) {
+    PathCost p = path_cost(remote(nom), f, 4);
+    p.add(load_[nom] + f);
+    if (p.max <= capacity_) return nom;
+  }
+  const uint32_t k = std::max<uint32_t>(1, slots_up_[rk_.rank[x]]);
+  const uint32_t start = (digit_[rk_.rank[x]] + seq_[x]) % k;
+  // Slots taken by the extra flows (off their digit) of the leaf pairs
+  // that share a rail-aligned shift with this one: (x, t's ring
+  // neighbours) share x's up links, (x's ring neighbours, t) the links into t.
+  const uint32_t a = leaf_id_[x], b = leaf_id_[target_];
+  uint64_t taken = 0;
+  if (a != kNone && b != kNone) {
+    taken = extra(a, b) | extra(a, ring_prev_[b]) | extra(a, ring_next_[b]) | extra(ring_prev_[a], b) |
+            extra(ring_next_[a], b);
+  }
+  uint32_t choice = kNone;
+  PathCost best;
+  uint32_t best_dist = 0;
+  bool best_fits = false, best_free = false;
+  for (uint32_t c = cf; c < cf + count; ++c) {
+    const uint32_t e = cand_[c];
+    PathCost p = f == 0 ? PathCost{} : path_cost(remote(e), f, 4);
+    p.add(load_[e] + f);
+    const uint32_t dist = e == nom ? 0 : 1 + (up_slot(x, e) + k - start) % k;
+    // Within the bound, the order of the slots decides (the same rotation
+    // for every destination of a digit keeps shifts apart); beyond it, load.
+    const bool fits = p.max <= capacity_;
+    const bool free = e == nom || !(taken >> (up_slot(x, e) % 64) & 1);
+    bool better;
+    if (choice == kNone) {
+      better = true;
+    } else if (fits != best_fits) {
+      better = fits;
+    } else if (free != best_free) {
+      better = free;
+    } else {
+      better = p < best || (p == best && dist < best_dist);
+    }
+    if (better) {
+      best = p;
+      best_dist = dist;
+      best_fits = fits;
+      best_free = free;
+      choice = e;
+    }
+  }
+  if (a != kNone && b != kNone && choice != nom && choice != kNone) extra(a, b) |= uint64_t{1} << (up_slot(x, choice) % 64);
+  return choice;
+}
+
+// Routes x for the current destination with its flows (own CAs and those
+// sent to it) and sends them on.
+void Engine::route_flows_of(uint32_t x, bool within) {
+  const uint32_t f = flow_[x] + (ca_begin_[x + 1] - ca_begin_[x]);
+  flow_[x] = 0;
+  const uint32_t e = choose_up(x, f, within);
+  if (e == kNone) return;
+  put(x, port(e));
+  if (f == 0) return;
+  load_[e] += f;
+  push_flows(remote(e), f);
+}
+
+// Phase B: first every destination's broken switches (in phase A's order),
+// then every destination's short leaves.
+void Engine::route_deferred() {
+  const uint32_t n = g_.num_switches();
+  for (const bool shorts : {false, true}) {
+    const std::vector<uint32_t>& list = shorts ? short_ : broken_;
+    for (size_t i = 0; i < deferred_.size(); ++i) {
+      const Deferred& d = deferred_[i];
+      const uint32_t first = shorts ? d.first_short : d.first_broken;
+      const uint32_t last = i + 1 < deferred_.size()
+                                ? (shorts ? deferred_[i + 1].first_short : deferred_[i + 1].first_broken)
+                                : static_cast<uint32_t>(list.size());
+      if (first == last) continue;
+      if (target_ != d.t) prepare_target(d.t);
+      column_ = batch_.data() + static_cast<size_t>(d.col) * n;
+      set_digits(d.t, d.slot);
+      ++stamp_;  // a new destination: marks and memos start afresh
+      if (shorts) {
+        // Nothing comes through a leaf: each on its own, nominal while
+        // that stays within the bound.
+        for (uint32_t j = first; j < last; ++j) route_flows_of(list[j], true);
+        continue;
+      }
+      // A switch chooses as soon as every switch that may send it flows has
+      // (a stack: a spine right after the last of its leaves), so the next
+      // sources see where those flows went.
+      for (uint32_t j = first; j < last; ++j) {
+        mark_stamp_[list[j]] = stamp_;
+        best_[list[j]] = 0;  // switches below still to choose
+      }
+      for (uint32_t j = first; j < last; ++j) {
+        auto [cf, count] = candidates(list[j]);
+        for (uint32_t c = cf; c < cf + count; ++c) {
+          const uint32_t r = remote(cand_[c]);
+          if (mark_stamp_[r] == stamp_) ++best_[r];
+        }
+      }
+      queue_.clear();
+      for (uint32_t j = last; j-- > first;) {
+        if (best_[list[j]] == 0) queue_.push_back(list[j]);
+      }
+      while (!queue_.empty()) {
+        const uint32_t x = queue_.back();
+        queue_.pop_back();
+        auto [cf, count] = candidates(x);
+        for (uint32_t c = cf; c < cf + count; ++c) {
+          const uint32_t r = remote(cand_[c]);
+          if (mark_stamp_[r] == stamp_ && --best_[r] == 0) queue_.push_back(r);
+        }
+        route_flows_of(x, false);
+      }
+    }
+  }
+  // Leaf LIDs copy a CA column: copy it again, now whole.
+  for (const auto& [to, from] : leaf_copies_) {
+    uint8_t* dst = batch_.data() + static_cast<size_t>(to) * n;
+    const uint8_t* src = batch_.data() + static_cast<size_t>(from) * n;
+    for (uint32_t s = 0; s < n; ++s) {
+      if (dst[s] == ForwardingTables::kNoPath) dst[s] = src[s];
+    }
+  }
+}
+
+}  // namespace railyard::routing::unicast
