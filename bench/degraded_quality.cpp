@@ -16,6 +16,7 @@
 // Scenarios: healthy, link-leaf-spine, link-spine-core, leaf, spine, core,
 // cut:PCT, cut-tier:leaf-spine|spine-core:PCT, drain:PCT,
 // drain-tier:TIER:PCT, cut-drain:PCT:PCT.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -208,6 +209,17 @@ int main(int argc, char** argv) {
     return std::move(r).value();
   };
 
+  // The flows of every shift (sampled by --shift-stride), kept for every row
+  // when they fit in ~128 MB (16k CAs, every k: 0.5 GB; then per row).
+  std::vector<std::vector<Flow>> rail_shifts, cross_shifts;
+  const uint64_t pattern_bytes = (rails.hosts.size() / std::max(1u, args.shift_stride) + 1) * base.cas().size() *
+                                 sizeof(Flow) * 2;
+  const bool keep_patterns = pattern_bytes <= (uint64_t{128} << 20);
+  if (args.shifts && keep_patterns) {
+    rail_shifts = CutOracle::shift_patterns(base, rails, false, args.shift_stride);
+    if (rails.num_rails > 1) cross_shifts = CutOracle::shift_patterns(base, rails, true, args.shift_stride);
+  }
+
   // The healthy tables, for path stability.
   std::optional<RoutingResult> healthy;
   if (args.stability) {
@@ -233,7 +245,10 @@ int main(int argc, char** argv) {
       CutOracle oracle(d.fabric, d.drained);
       AllToAllLoad a2a = oracle.all_to_all(r->tables);
       ShiftSweep rail, cross;
-      if (args.shifts) {
+      if (args.shifts && keep_patterns) {
+        rail = oracle.shifts(r->tables, rail_shifts);
+        cross = oracle.shifts(r->tables, cross_shifts);
+      } else if (args.shifts) {
         rail = oracle.shifts(r->tables, rails, false, args.shift_stride);
         if (rails.num_rails > 1) cross = oracle.shifts(r->tables, rails, true, args.shift_stride);
       }

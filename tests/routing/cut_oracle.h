@@ -259,26 +259,34 @@ class CutOracle {
     std::vector<uint8_t> own_delivered(cas_.size(), 0);
     InTree tree(num_sw);
     std::vector<uint64_t> count(num_sw);
+    const uint32_t* cas_at = cas_at_.data();
+    uint64_t* loads = load.data();
+    uint64_t* counts = count.data();
+    uint64_t* delivered_by = delivered_dests.data();
     for (uint32_t d = 0; d < cas_.size(); ++d) {
       const LiveCa& dst = cas_[d];
       resolve(t, dst, tree);
+      const uint8_t* fate = tree.fate.data();
+      const uint32_t* next = tree.next.data();
+      const uint32_t* channel = tree.channel.data();
       for (uint32_t s = 0; s < num_sw; ++s) {
-        uint64_t srcs = cas_at_[s] - (s == dst.sw ? 1 : 0);
-        count[s] = tree.fate[s] == kDelivered ? srcs : 0;
-        if (tree.fate[s] == kDelivered) {
-          ++delivered_dests[s];
+        uint64_t srcs = cas_at[s] - (s == dst.sw ? 1 : 0);
+        if (fate[s] == kDelivered) {
+          counts[s] = srcs;
+          ++delivered_by[s];
           continue;
         }
+        counts[s] = 0;
         if (!srcs) continue;
-        (tree.fate[s] == kLooped ? out.looped : out.blackholed) += srcs;
+        (fate[s] == kLooped ? out.looped : out.blackholed) += srcs;
         if (connectable(s, dst.sw)) out.lost_connectable += srcs;
       }
-      own_delivered[d] = tree.fate[dst.sw] == kDelivered;
+      own_delivered[d] = fate[dst.sw] == kDelivered;
       // Push counts down the tree, farthest switches first.
       for (uint32_t s : tree.order) {
-        if (!count[s]) continue;
-        load[tree.channel[s]] += count[s];
-        if (tree.next[s] != kToCa) count[tree.next[s]] += count[s];
+        if (!counts[s]) continue;
+        loads[channel[s]] += counts[s];
+        if (next[s] != kToCa) counts[next[s]] += counts[s];
       }
     }
     // Connectable and delivered pairs, per pair of switches.
@@ -312,8 +320,16 @@ class CutOracle {
   FlowsLoad flows(const ForwardingTables& t, const std::vector<Flow>& flows) const {
     FlowsLoad out;
     out.flows = flows.size();
+    const uint32_t num_sw = static_cast<uint32_t>(level_.size());
+    const uint32_t rows = std::min(num_sw, t.num_switches());
+    const size_t stride = t.num_lids();
+    const uint8_t* table = rows ? t.row(0).data() : nullptr;
+    const uint32_t* begin = hop_begin_.data();
+    const Hop* hops = hops_.data();
     std::vector<uint32_t> load(2 * f_.num_links(), 0);
-    std::vector<uint32_t> path;
+    std::vector<uint32_t> path(num_sw + 2);
+    uint32_t* loads = load.data();
+    uint32_t* steps = path.data();
     for (const Flow& fl : flows) {
       uint32_t a = ca_of_port_[fl.src.value()], b = ca_of_port_[fl.dst.value()];
       if (a == kNone || b == kNone) {
@@ -322,19 +338,22 @@ class CutOracle {
       }
       const LiveCa& src = cas_[a];
       const LiveCa& dst = cas_[b];
-      path.clear();
-      path.push_back(src.up_channel);
+      uint32_t n = 0;
+      steps[n++] = src.up_channel;
       bool arrived = false;
       uint32_t s = src.sw;
-      for (uint32_t hop = 0; hop <= level_.size(); ++hop) {
-        const Hop* h = hop_of(t, s, dst.lid);
-        if (!h) break;
-        path.push_back(h->channel);
-        if (h->next == kToCa) {
-          arrived = h->ca_port == dst.port;
+      // At most one visit per switch: a longer walk is a loop.
+      for (uint32_t hop = 0; hop < num_sw && dst.lid.value < stride && s < rows; ++hop) {
+        uint8_t p = table[s * stride + dst.lid.value];
+        if (p == 0 || p == ForwardingTables::kNoPath || p >= begin[s + 1] - begin[s]) break;
+        const Hop& h = hops[begin[s] + p];
+        if (h.next == kNone) break;
+        steps[n++] = h.channel;
+        if (h.next == kToCa) {
+          arrived = h.ca_port == dst.port;
           break;
         }
-        s = h->next;
+        s = h.next;
       }
       if (!arrived) {
         ++out.lost;
@@ -342,23 +361,37 @@ class CutOracle {
         continue;
       }
       ++out.delivered;
-      for (uint32_t e : path) ++load[e];
+      for (uint32_t i = 0; i < n; ++i) {
+        uint32_t l = ++loads[steps[i]];
+        if (l > out.max_load) out.max_load = l;
+      }
     }
-    for (uint32_t l : load) out.max_load = std::max<uint64_t>(out.max_load, l);
     out.bound = flows_bound(flows);
     return out;
   }
 
-  // Shifts k = first, first + stride, ... < hosts: rail-aligned (k from 1) or
-  // cross-rail (k from 0: host i rail r -> host i rail r + 1 is a flow too).
-  ShiftSweep shifts(const ForwardingTables& t, const RailMap& rails, bool cross_rail, uint32_t stride = 1) const {
-    ShiftSweep out;
+
+  // The flows of shifts k = first, first + stride, ... < hosts, indexed by k
+  // (others empty): rail-aligned (k from 1) or cross-rail (k from 0: host i
+  // rail r -> host i rail r + 1 is a flow too). They depend on the rail map
+  // only, so one list serves every degraded copy of a fabric.
+  static std::vector<std::vector<Flow>> shift_patterns(const Fabric& f, const RailMap& rails, bool cross_rail,
+                                                       uint32_t stride = 1) {
     const uint32_t hosts = static_cast<uint32_t>(rails.hosts.size());
+    std::vector<std::vector<Flow>> out(hosts);
     if (stride == 0) stride = 1;
+    for (uint32_t k = cross_rail ? 0 : 1; k < hosts; k += stride) out[k] = shift_flows(f, rails, k, cross_rail);
+    return out;
+  }
+
+  // Each non-empty pattern judged against its own bound; the worst is the
+  // largest max - bound (ties: the larger max, then the smaller k).
+  ShiftSweep shifts(const ForwardingTables& t, const std::vector<std::vector<Flow>>& by_k) const {
+    ShiftSweep out;
     bool first = true;
-    for (uint32_t k = cross_rail ? 0 : 1; k < hosts; k += stride) {
-      FlowsLoad l = flows(t, shift_flows(f_, rails, k, cross_rail));
-      if (l.flows == 0) continue;
+    for (uint32_t k = 0; k < by_k.size(); ++k) {
+      if (by_k[k].empty()) continue;
+      FlowsLoad l = flows(t, by_k[k]);
       ++out.shifts;
       out.lost += l.lost;
       out.lost_connectable += l.lost_connectable;
@@ -373,6 +406,10 @@ class CutOracle {
       }
     }
     return out;
+  }
+
+  ShiftSweep shifts(const ForwardingTables& t, const RailMap& rails, bool cross_rail, uint32_t stride = 1) const {
+    return shifts(t, shift_patterns(f_, rails, cross_rail, stride));
   }
 
   // Per destination CA LID: the switches (indices) whose route, over `t` on
@@ -443,69 +480,75 @@ class CutOracle {
     std::vector<uint32_t> stack, bucket_start;
   };
 
-  const Hop* hop_of(const ForwardingTables& t, uint32_t s, Lid lid) const {
-    if (lid.value >= t.num_lids() || s >= t.num_switches()) return nullptr;
-    uint8_t p = t.get(s, lid);
-    if (p == 0 || p == ForwardingTables::kNoPath || p >= hop_begin_[s + 1] - hop_begin_[s]) return nullptr;
-    const Hop& h = hops_[hop_begin_[s] + p];
-    return h.next == kNone ? nullptr : &h;
-  }
-
+  // Raw pointers below: these loops run switches x destinations times, and
+  // the tests run them in unoptimized sanitizer builds.
   void resolve(const ForwardingTables& t, const LiveCa& dst, InTree& tree) const {
     const uint32_t num_sw = static_cast<uint32_t>(level_.size());
-    uint32_t max_depth = 0;
+    const uint32_t rows = std::min(num_sw, t.num_switches());
+    const size_t stride = t.num_lids();
+    const uint8_t* column = dst.lid.value < t.num_lids() && rows ? t.row(0).data() + dst.lid.value : nullptr;
+    const uint32_t* begin = hop_begin_.data();
+    const Hop* hops = hops_.data();
+    uint32_t* next = tree.next.data();
+    uint32_t* channel = tree.channel.data();
+    uint8_t* fate = tree.fate.data();
+    uint32_t* depth = tree.depth.data();
     for (uint32_t s = 0; s < num_sw; ++s) {
-      tree.fate[s] = kUnknown;
-      const Hop* h = hop_of(t, s, dst.lid);
-      if (!h || (h->next == kToCa && h->ca_port != dst.port)) {
-        tree.next[s] = kNone;
-        tree.fate[s] = kDropped;
+      uint8_t p = column && s < rows ? column[s * stride] : ForwardingTables::kNoPath;
+      const Hop* h = p == 0 || p == ForwardingTables::kNoPath || p >= begin[s + 1] - begin[s] ? nullptr : &hops[begin[s] + p];
+      if (!h || h->next == kNone || (h->next == kToCa && h->ca_port != dst.port)) {
+        next[s] = kNone;
+        fate[s] = kDropped;
         continue;
       }
-      tree.next[s] = h->next;
-      tree.channel[s] = h->channel;
+      next[s] = h->next;
+      channel[s] = h->channel;
+      fate[s] = kUnknown;
       if (h->next == kToCa) {
-        tree.fate[s] = kDelivered;
-        tree.depth[s] = 1;
+        fate[s] = kDelivered;
+        depth[s] = 1;
       }
     }
     for (uint32_t s0 = 0; s0 < num_sw; ++s0) {
-      if (tree.fate[s0] != kUnknown) continue;
+      if (fate[s0] != kUnknown) continue;
       tree.stack.clear();
       uint32_t s = s0;
-      uint8_t fate;
-      uint32_t depth = 0;
+      uint8_t end_fate;
+      uint32_t d = 0;
       for (;;) {
-        if (tree.fate[s] == kOnStack) {
-          fate = kLooped;
+        if (fate[s] == kOnStack) {
+          end_fate = kLooped;
           break;
         }
-        if (tree.fate[s] != kUnknown) {
-          fate = tree.fate[s];
-          depth = tree.depth[s];
+        if (fate[s] != kUnknown) {
+          end_fate = fate[s];
+          d = depth[s];
           break;
         }
-        tree.fate[s] = kOnStack;
+        fate[s] = kOnStack;
         tree.stack.push_back(s);
-        s = tree.next[s];
+        s = next[s];
       }
       for (auto it = tree.stack.rbegin(); it != tree.stack.rend(); ++it) {
-        tree.fate[*it] = fate;
-        if (fate == kDelivered) tree.depth[*it] = ++depth;
+        fate[*it] = end_fate;
+        if (end_fate == kDelivered) depth[*it] = ++d;
       }
     }
     // Counting sort of the delivered switches by decreasing depth.
+    uint32_t max_depth = 0;
     for (uint32_t s = 0; s < num_sw; ++s) {
-      if (tree.fate[s] == kDelivered) max_depth = std::max(max_depth, tree.depth[s]);
+      if (fate[s] == kDelivered) max_depth = std::max(max_depth, depth[s]);
     }
     tree.bucket_start.assign(max_depth + 2, 0);
+    uint32_t* start = tree.bucket_start.data();
     for (uint32_t s = 0; s < num_sw; ++s) {
-      if (tree.fate[s] == kDelivered) ++tree.bucket_start[max_depth - tree.depth[s] + 1];
+      if (fate[s] == kDelivered) ++start[max_depth - depth[s] + 1];
     }
-    for (uint32_t i = 1; i < tree.bucket_start.size(); ++i) tree.bucket_start[i] += tree.bucket_start[i - 1];
-    tree.order.assign(tree.bucket_start.back(), 0);
+    for (uint32_t i = 1; i < max_depth + 2; ++i) start[i] += start[i - 1];
+    tree.order.resize(start[max_depth + 1]);
+    uint32_t* order = tree.order.data();
     for (uint32_t s = 0; s < num_sw; ++s) {
-      if (tree.fate[s] == kDelivered) tree.order[tree.bucket_start[max_depth - tree.depth[s]]++] = s;
+      if (fate[s] == kDelivered) order[start[max_depth - depth[s]]++] = s;
     }
   }
 
