@@ -81,6 +81,22 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
     });
   }
   const size_t first = leaves.size() * lane / lanes, last = leaves.size() * (lane + 1) / lanes;
+  if (flows_) {
+    // Phase B rewrites columns of every target: the batch keeps them all.
+    size_t columns = 0;
+    for (size_t li = first; li < last; ++li) {
+      const uint32_t t = leaves[li];
+      for (uint32_t i = ca_begin_[t]; i < ca_begin_[t + 1]; ++i) columns += 1u << fabric_.port(ca_ports_[i]).lmc;
+      const Port& p0 = fabric_.port(fabric_.node(g_.node(t)).first_port);
+      if (p0.lid.valid()) columns += 1u << p0.lmc;
+    }
+    for (uint32_t r = lane; r < n; r += lanes) {
+      const Port& p0 = fabric_.port(fabric_.node(g_.node(by_guid_[r])).first_port);
+      if (p0.lid.valid()) columns += 1u << p0.lmc;
+    }
+    batch_cap_ = std::max<size_t>(columns, 1);
+    batch_.assign(batch_cap_ * n, ForwardingTables::kNoPath);
+  }
   target_seq_ = static_cast<uint32_t>(first);
   for (size_t li = first; li < last; ++li) {
     uint32_t t = leaves[li];
@@ -120,7 +136,7 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
       const size_t from_col = first_col + guid_rank_[t] % routed_cas;
       const uint8_t* from = batch_.data() + from_col * n;
       begin_column(lid);
-      if (flows_) leaf_copies_.emplace_back(static_cast<uint32_t>(batch_lids_.size() - 1), from_col);
+      if (flows_) leaf_copies_.emplace_back(column_, from);
       std::copy(from, from + n, column_);
       put(t, 0);
       ++report_.lids_routed;
@@ -158,7 +174,6 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
     }
     finish_columns(first_col);
   }
-  if (flows_) route_deferred();
 }
 
 void Engine::build_ca_lists() {

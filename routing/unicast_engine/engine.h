@@ -87,6 +87,11 @@ class Engine {
   // Writes the batched columns into the tables.
   void flush();
 
+  // Balancing by flows: phase A runs in every lane (run), phase B once, in
+  // one lane that absorbed the others (flow_walk.cpp).
+  void absorb(Engine& other);
+  void route_deferred();
+
  private:
   // engine.cpp
   void build_ca_lists();
@@ -105,11 +110,10 @@ class Engine {
   // flow_walk.cpp
   void setup_flows(const RoutingOptions& options);
   void route_destination_flows(uint32_t t, uint32_t slot);
-  void route_deferred();
   void set_digits(uint32_t t, uint32_t slot);
   uint32_t next_entry(uint32_t s) const;
   uint32_t down_pick(uint32_t y);
-  uint32_t nominal_down(uint32_t y, bool& whole);
+  uint32_t nominal_down(uint32_t y) const;
   uint32_t nominal_up(uint32_t x) const;
   void push_flows(uint32_t y, uint32_t add);
   uint32_t choose_up(uint32_t x, uint32_t f, bool within);
@@ -230,8 +234,9 @@ class Engine {
   std::vector<uint64_t> load_;           // per entry
   std::vector<uint32_t> flow_;           // per switch: flows of this destination arrived, not yet sent on
   std::vector<uint8_t> valid_;           // per switch: its nominal path is whole (this destination)
-  std::vector<uint32_t> down_stamp_, down_nom_;  // per switch: nominal_down's memo (stamp_)
-  std::vector<uint8_t> down_whole_;
+  std::vector<uint32_t> down_stamp_, down_nom_;  // per switch: the chain's down entry (stamp_)
+  std::vector<uint32_t> nom_;                     // per switch: nominal_up (this destination)
+  std::vector<uint32_t> fed_;  // per switch: a waiting switch may send it flows (stamp_)
   std::vector<uint32_t> up_slot_entry_;  // per switch x slot: the up entry in that slot, or kNone
   uint32_t slot_stride_ = 0;
   std::vector<uint32_t> port_entry_;     // per switch x 256 ports: the entry of that port, or kNone
@@ -242,7 +247,8 @@ class Engine {
   // Destinations with switches left for phase B: their column, leaf, slot
   // and first switch in broken_ and short_ (each bottom-up).
   struct Deferred {
-    uint32_t col, t, slot, first_broken, first_short;
+    uint8_t* column;  // in the batch of the lane that took it
+    uint32_t t, slot, first_broken, first_short;
   };
   std::vector<Deferred> deferred_;
   std::vector<uint32_t> broken_, short_;
@@ -256,7 +262,7 @@ class Engine {
   std::vector<uint32_t> leaf_id_, ring_prev_, ring_next_;
   std::vector<uint64_t> extras_;
   uint64_t& extra(uint32_t a, uint32_t b) { return extras_[static_cast<size_t>(a) * num_leaves_ + b]; }
-  std::vector<std::pair<uint32_t, uint32_t>> leaf_copies_;  // (leaf LID column, CA column it copies)
+  std::vector<std::pair<uint8_t*, const uint8_t*>> leaf_copies_;  // (leaf LID column, CA column it copies)
 
   // CA ports by switch.
   std::vector<uint32_t> ca_begin_;

@@ -33,8 +33,9 @@ void Engine::setup_flows(const RoutingOptions& options) {
   valid_.assign(n, 0);
   digit_.assign(slots_up_.size() + 1, 0);
   down_stamp_.assign(n, 0);
+  fed_.assign(n, 0);
   down_nom_.assign(n, kNone);
-  down_whole_.assign(n, 0);
+  nom_.assign(n, kNone);
   slot_stride_ = 1;
   for (uint32_t k : slots_up_) slot_stride_ = std::max(slot_stride_, k);
   up_slot_entry_.assign(static_cast<size_t>(n) * slot_stride_, kNone);
@@ -114,9 +115,6 @@ void Engine::setup_flows(const RoutingOptions& options) {
   seq_.assign(n, 0);
   std::vector<uint32_t> next(slots_up_.size() + 1, 0);
   for (uint32_t s : by_guid_) seq_[s] = next[rk_.rank[s]]++;
-  // Phase B rewrites columns of every target: keep them all until the end.
-  batch_cap_ = static_cast<size_t>(fabric_.max_lid().value) + 1;
-  batch_.assign(batch_cap_ * n, ForwardingTables::kNoPath);
 }
 
 // The digits of a destination (per rank, its nominal up slot: D-mod-K's
@@ -130,6 +128,7 @@ void Engine::set_digits(uint32_t t, uint32_t slot) {
   std::fill(digit_.begin(), digit_.end(), 0);
   const uint32_t r0 = rk_.rank[t];
   digit_[r0] = slot + leaf_offset_[t];
+  bool exact = true;  // the chain so far went through nominal slots only
   for (uint32_t x = t;;) {
     const uint32_t r = rk_.rank[x];
     const uint32_t k = slots_up_[r];
@@ -138,12 +137,36 @@ void Engine::set_digits(uint32_t t, uint32_t slot) {
     uint32_t e = kNone;
     for (uint32_t i = 0; i < k && e == kNone; ++i) {
       const uint32_t c = up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + (want + i) % k];
-      if (c != kNone && cand_ok(remote(c), rev(c))) e = c;
+      if (c != kNone && cand_ok(remote(c), rev(c))) {
+        e = c;
+        exact = exact && i == 0;
+      }
     }
     if (e == kNone) break;
     const uint32_t p = remote(e);
+    if (exact) {  // the way the healthy tree comes down from p
+      down_stamp_[p] = stamp_;
+      down_nom_[p] = rev(e);
+    }
     digit_[rk_.rank[p]] = down_slot(p, rev(e));
     x = p;
+  }
+  // The other planes: the way the healthy tree would come down if the
+  // destination had the digit of another up slot of its leaf, for flows
+  // sent there in phase B.
+  const uint32_t k0 = slots_up_[r0];
+  for (uint32_t i = 0; i < k0; ++i) {
+    uint32_t e = up_slot_entry_[static_cast<size_t>(t) * slot_stride_ + i];
+    for (uint32_t x = t; e != kNone && cand_ok(remote(e), rev(e));) {
+      const uint32_t p = remote(e);
+      if (down_stamp_[p] == stamp_) break;  // the chain, or a plane already done
+      down_stamp_[p] = stamp_;
+      down_nom_[p] = rev(e);
+      x = p;
+      const uint32_t k = slots_up_[rk_.rank[x]];
+      if (k == 0) break;
+      e = up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + digit_[rk_.rank[x]] % k];
+    }
   }
 }
 
@@ -152,43 +175,16 @@ uint32_t Engine::next_entry(uint32_t s) const {
   return port_entry_[static_cast<size_t>(s) * 256 + column_[s]];
 }
 
-// The nominal down entry of a switch that goes down toward the destination:
-// the cable into the child whose up slot of the destination's digit it is
-// (the way the healthy tree's D-mod-K comes down), if the child goes down
-// too; kNone if there is none. `whole` tells whether the nominal way down is
-// whole to the destination's leaf. Memoized per destination.
-uint32_t Engine::nominal_down(uint32_t y, bool& whole) {
-  if (down_stamp_[y] == stamp_) {
-    whole = down_whole_[y];
-    return down_nom_[y];
-  }
-  uint32_t nom = kNone;
-  whole = false;
-  for (uint32_t i = down_begin_[y]; i < down_begin_[y + 1] && nom == kNone; ++i) {
-    const Entry& x = down_rec_[i];
-    const uint32_t c = x.remote;
-    if (!cand_ok(y, x)) continue;
-    const uint32_t k = slots_up_[rk_.rank[c]];
-    if (k != 0 && up_slot(c, x.rev) == digit_[rk_.rank[c]] % k) nom = down_entries_[i];
-  }
-  if (nom != kNone) {
-    const uint32_t c = remote(nom);
-    bool below = true;
-    if (c != target_) nominal_down(c, below);
-    whole = below;
-  }
-  down_stamp_[y] = stamp_;
-  down_nom_[y] = nom;
-  down_whole_[y] = whole;
-  return nom;
-}
+// The nominal down entry of a switch that goes down toward the destination
+// (the way the healthy tree's D-mod-K comes down: the destination's chain of
+// nominal slots, set_digits), or kNone.
+uint32_t Engine::nominal_down(uint32_t y) const { return down_stamp_[y] == stamp_ ? down_nom_[y] : kNone; }
 
 // The down entry of a switch that goes down toward the destination: the one
 // it has, else its nominal one, else the least loaded of its candidates.
 uint32_t Engine::down_pick(uint32_t y) {
   if (routed(y)) return next_entry(y);
-  bool whole = false;
-  uint32_t best = nominal_down(y, whole);
+  uint32_t best = nominal_down(y);
   if (best == kNone) {
     auto [cf, count] = candidates(y);
     for (uint32_t i = cf; i < cf + count; ++i) {
@@ -262,29 +258,39 @@ void Engine::route_destination_flows(uint32_t t, uint32_t slot) {
   // down (up_list_ is top-down).
   for (uint32_t x : up_list_) {
     const uint32_t e = nominal_up(x);
+    nom_[x] = e;
     if (e == kNone) {
       valid_[x] = 0;
       continue;
     }
     const uint32_t y = remote(e);
-    bool whole = false;
-    if (is_down(st_[y].mode)) nominal_down(y, whole);
-    valid_[x] = is_down(st_[y].mode) ? whole : valid_[y];
+    valid_[x] = is_down(st_[y].mode) ? nominal_down(y) != kNone : valid_[y];
     turn_[x] = is_down(st_[y].mode) ? rk_.rank[y] : turn_[y];
   }
-  Deferred d{static_cast<uint32_t>(batch_lids_.size() - 1), t, slot,
+  Deferred d{column_, t, slot,
              static_cast<uint32_t>(broken_.size()), static_cast<uint32_t>(short_.size())};
   for (auto it = up_list_.rbegin(); it != up_list_.rend(); ++it) {
     const uint32_t x = *it;
     if (!valid_[x]) {
-      broken_.push_back(x);
+      if (ca_begin_[x] != ca_begin_[x + 1] || fed_[x] == stamp_) {
+        // It has flows to send, or may get some in phase B: it waits, and
+        // so do the switches it may send them to.
+        broken_.push_back(x);
+        auto [cf, count] = candidates(x);
+        for (uint32_t c = cf; c < cf + count; ++c) fed_[remote(cand_[c])] = stamp_;
+      } else {
+        // No flow of this destination comes through it: any shortest way.
+        const uint32_t e = nom_[x];
+        auto [cf, count] = candidates(x);
+        if (e != kNone || count > 0) put(x, port(e != kNone ? e : cand_[cf]));
+      }
       continue;
     }
     if (short_turns_ && rk_.rank[x] == 0 && turn_[x] < top_rank_) {
       short_.push_back(x);
       continue;
     }
-    const uint32_t e = nominal_up(x);
+    const uint32_t e = nom_[x];
     const uint32_t f = flow_[x] + (ca_begin_[x + 1] - ca_begin_[x]);
     flow_[x] = 0;
     put(x, port(e));
@@ -327,6 +333,26 @@ uint32_t Engine::choose_up(uint32_t x, uint32_t f, bool within) {
     taken = extra(a, b) | extra(a, ring_prev_[b]) | extra(a, ring_next_[b]) | extra(ring_prev_[a], b) |
             extra(ring_next_[a], b);
   }
+  auto record = [&](uint32_t e) {
+    if (a != kNone && b != kNone && e != nom) extra(a, b) |= uint64_t{1} << (up_slot(x, e) % 64);
+    return e;
+  };
+  // First fit: the nominal slot, then the others from `start` on; the first
+  // free one whose path stays within the bound. Most choices end here.
+  auto fits_free = [&](uint32_t e) {
+    if (e == kNone || !cand_ok(x, e)) return false;
+    if (e != nom && (taken >> (up_slot(x, e) % 64) & 1)) return false;
+    if (f == 0) return true;
+    PathCost p = path_cost(remote(e), f, 4);
+    p.add(load_[e] + f);
+    return p.max <= capacity_;
+  };
+  if (fits_free(nom)) return record(nom);
+  for (uint32_t i = 0; i < k; ++i) {
+    const uint32_t e = up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + (start + i) % k];
+    if (e != nom && fits_free(e)) return record(e);
+  }
+  // None: the least loaded path, free ones first.
   uint32_t choice = kNone;
   PathCost best;
   uint32_t best_dist = 0;
@@ -358,8 +384,7 @@ uint32_t Engine::choose_up(uint32_t x, uint32_t f, bool within) {
       choice = e;
     }
   }
-  if (a != kNone && b != kNone && choice != nom && choice != kNone) extra(a, b) |= uint64_t{1} << (up_slot(x, choice) % 64);
-  return choice;
+  return choice == kNone ? kNone : record(choice);
 }
 
 // Routes x for the current destination with its flows (own CAs and those
@@ -373,6 +398,23 @@ void Engine::route_flows_of(uint32_t x, bool within) {
   if (f == 0) return;
   load_[e] += f;
   push_flows(remote(e), f);
+}
+
+// Takes over what another lane's phase A left: its loads, and its
+// destinations with switches still to route (after this lane's: lanes hold
+// the leaves in order).
+void Engine::absorb(Engine& other) {
+  for (size_t e = 0; e < load_.size(); ++e) load_[e] += other.load_[e];
+  const uint32_t b = static_cast<uint32_t>(broken_.size()), s = static_cast<uint32_t>(short_.size());
+  for (Deferred d : other.deferred_) {
+    d.first_broken += b;
+    d.first_short += s;
+    deferred_.push_back(d);
+  }
+  broken_.insert(broken_.end(), other.broken_.begin(), other.broken_.end());
+  short_.insert(short_.end(), other.short_.begin(), other.short_.end());
+  leaf_copies_.insert(leaf_copies_.end(), other.leaf_copies_.begin(), other.leaf_copies_.end());
+  other.deferred_.clear();
 }
 
 // Phase B: first every destination's broken switches (in phase A's order),
@@ -389,13 +431,21 @@ void Engine::route_deferred() {
                                 : static_cast<uint32_t>(list.size());
       if (first == last) continue;
       if (target_ != d.t) prepare_target(d.t);
-      column_ = batch_.data() + static_cast<size_t>(d.col) * n;
+      column_ = d.column;
+      ++stamp_;  // a new destination: marks start afresh
       set_digits(d.t, d.slot);
-      ++stamp_;  // a new destination: marks and memos start afresh
       if (shorts) {
         // Nothing comes through a leaf: each on its own, nominal while
         // that stays within the bound.
         for (uint32_t j = first; j < last; ++j) route_flows_of(list[j], true);
+        continue;
+      }
+      // Leaves only (the common case): nothing comes through a leaf, so
+      // their order is the list's.
+      bool leaves_only = true;
+      for (uint32_t j = first; j < last && leaves_only; ++j) leaves_only = rk_.rank[list[j]] == 0;
+      if (leaves_only) {
+        for (uint32_t j = first; j < last; ++j) route_flows_of(list[j], false);
         continue;
       }
       // A switch chooses as soon as every switch that may send it flows has
@@ -429,9 +479,7 @@ void Engine::route_deferred() {
     }
   }
   // Leaf LIDs copy a CA column: copy it again, now whole.
-  for (const auto& [to, from] : leaf_copies_) {
-    uint8_t* dst = batch_.data() + static_cast<size_t>(to) * n;
-    const uint8_t* src = batch_.data() + static_cast<size_t>(from) * n;
+  for (const auto& [dst, src] : leaf_copies_) {
     for (uint32_t s = 0; s < n; ++s) {
       if (dst[s] == ForwardingTables::kNoPath) dst[s] = src[s];
     }

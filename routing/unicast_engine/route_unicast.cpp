@@ -1,6 +1,7 @@
 // route_unicast: input checks, the ranking, and the lanes that run the Engine.
 #include <algorithm>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -48,26 +49,37 @@ Result<RoutingResult> route_unicast(const Fabric& fabric, const RoutingOptions& 
   // on its own thread. Within a lane destinations are balanced by the lane's
   // counters; on a healthy tree the nominal slots decide and the lanes agree
   // with a single pass exactly.
-  // Balancing by flows needs every destination's loads: one lane.
-  const uint32_t kLanes = options.flow_balance ? 1 : 2;
+  constexpr uint32_t kLanes = 2;
   std::vector<RoutingReport> reports(kLanes);
   std::vector<std::thread> threads;
   std::exception_ptr failure;
   std::mutex failure_mutex;
-  for (uint32_t lane = 0; lane < kLanes; ++lane) {
-    threads.emplace_back([&, lane] {
-      try {
-        Engine engine(fabric, options, graph, ranking, substitutes, out.tables, reports[lane]);
-        engine.run(options, lane, kLanes);
-        engine.flush();
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(failure_mutex);
-        failure = std::current_exception();
-      }
-    });
+  std::vector<std::unique_ptr<Engine>> engines(kLanes);
+  auto in_lanes = [&](auto&& work) {
+    threads.clear();
+    for (uint32_t lane = 0; lane < kLanes; ++lane) {
+      threads.emplace_back([&, lane] {
+        try {
+          work(lane);
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(failure_mutex);
+          failure = std::current_exception();
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    if (failure) std::rethrow_exception(failure);
+  };
+  in_lanes([&](uint32_t lane) {
+    engines[lane] = std::make_unique<Engine>(fabric, options, graph, ranking, substitutes, out.tables, reports[lane]);
+    engines[lane]->run(options, lane, kLanes);
+  });
+  if (options.flow_balance) {
+    // The displaced flows see every lane's nominal ones: one pass, in order.
+    for (uint32_t lane = 1; lane < kLanes; ++lane) engines[0]->absorb(*engines[lane]);
+    engines[0]->route_deferred();
   }
-  for (auto& t : threads) t.join();
-  if (failure) std::rethrow_exception(failure);
+  in_lanes([&](uint32_t lane) { engines[lane]->flush(); });
   for (const RoutingReport& r : reports) {
     out.report.ca_ports = std::max(out.report.ca_ports, r.ca_ports);
     out.report.lids_routed += r.lids_routed;
