@@ -117,6 +117,7 @@ class Engine {
   uint32_t nominal_up(uint32_t x) const;
   void push_flows(uint32_t y, uint32_t add);
   uint32_t choose_up(uint32_t x, uint32_t f, bool within);
+  uint32_t slot_rank(uint32_t x, uint32_t slot, uint32_t a, uint32_t b) const;
   void route_flows_of(uint32_t x, bool within);
   PathCost path_cost(uint32_t y, uint32_t add, uint32_t depth);
 
@@ -236,6 +237,7 @@ class Engine {
   std::vector<uint8_t> valid_;           // per switch: its nominal path is whole (this destination)
   std::vector<uint32_t> down_stamp_, down_nom_;  // per switch: the chain's down entry (stamp_)
   std::vector<uint32_t> nom_;                     // per switch: nominal_up (this destination)
+  std::vector<PathCost> cost_;                    // choose_up's scratch: per candidate
   std::vector<uint32_t> fed_;  // per switch: a waiting switch may send it flows (stamp_)
   std::vector<uint32_t> up_slot_entry_;  // per switch x slot: the up entry in that slot, or kNone
   uint32_t slot_stride_ = 0;

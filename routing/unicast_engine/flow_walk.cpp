@@ -309,79 +309,87 @@ void Engine::route_destination_flows(uint32_t t, uint32_t slot) {
   }
 }
 
-// The up entry of x for f flows: its nominal one when `within` and that
-// path stays within the leaf cut bound, else the one whose path would be
-// least loaded (ties: the nominal one, then slots from one offset by x's
-// sequence, so that like switches spread).
+// The order in which x tries its up slots other than the nominal one, as
+// a rank (lower first). Between ring neighbours the extra flow of a
+// rail-aligned shift must stay off the slots the shift's other flows use:
+// toward the next leaf of the ring a shift of k < (CAs per leaf) sends the
+// lowest k digits, so the extra flow takes the highest slot free; toward the
+// previous leaf (shifts of -k) the highest k digits, so the lowest. Else
+// from the digit down, so the extras of consecutive digits differ.
+uint32_t Engine::slot_rank(uint32_t x, uint32_t slot, uint32_t a, uint32_t b) const {
+  const uint32_t k = std::max<uint32_t>(1, slots_up_[rk_.rank[x]]);
+  if (a != kNone && b != kNone && b == ring_next_[a]) return k - 1 - slot;
+  if (a != kNone && b != kNone && b == ring_prev_[a]) return slot;
+  return (digit_[rk_.rank[x]] + k - 1 - slot) % k;
+}
+
+// The up entry of x for f flows: its nominal one when `within` and that path
+// stays within the leaf cut bound; else, in slot_rank order, the first slot
+// that is free (not taken by an extra flow that shares a rail-aligned shift
+// with this one) and whose path stays within the bound; else the least
+// loaded path (busiest link, then sum), free ones first, ties by slot_rank.
 uint32_t Engine::choose_up(uint32_t x, uint32_t f, bool within) {
   auto [cf, count] = candidates(x);
   if (count == 0) return kNone;
   const uint32_t nom = nominal_up(x);
-  if (within && nom != kNone) {
-    PathCost p = path_cost(remote(nom), f, 4);
-    p.add(load_[nom] + f);
-    if (p.max <= capacity_) return nom;
-  }
+  auto cost = [&](uint32_t e) {
+    PathCost p = f == 0 ? PathCost{} : path_cost(remote(e), f, 4);
+    p.add(load_[e] + f);
+    return p;
+  };
+  if (within && nom != kNone && cost(nom).max <= capacity_) return nom;
   const uint32_t k = std::max<uint32_t>(1, slots_up_[rk_.rank[x]]);
-  const uint32_t start = (digit_[rk_.rank[x]] + seq_[x]) % k;
-  // Slots taken by the extra flows (off their digit) of the leaf pairs
-  // that share a rail-aligned shift with this one: (x, t's ring
-  // neighbours) share x's up links, (x's ring neighbours, t) the links into t.
+  // Slots taken by the extra flows (off their digit) of the leaf pairs that
+  // share a rail-aligned shift with this one: (x, t's ring neighbours) share
+  // x's up links, (x's ring neighbours, t) the links into t.
   const uint32_t a = leaf_id_[x], b = leaf_id_[target_];
   uint64_t taken = 0;
   if (a != kNone && b != kNone) {
     taken = extra(a, b) | extra(a, ring_prev_[b]) | extra(a, ring_next_[b]) | extra(ring_prev_[a], b) |
             extra(ring_next_[a], b);
   }
+  auto is_free = [&](uint32_t e) { return e == nom || !(taken >> (up_slot(x, e) % 64) & 1); };
   auto record = [&](uint32_t e) {
     if (a != kNone && b != kNone && e != nom) extra(a, b) |= uint64_t{1} << (up_slot(x, e) % 64);
     return e;
   };
-  // First fit: the nominal slot, then the others from `start` on; the first
-  // free one whose path stays within the bound. Most choices end here.
-  auto fits_free = [&](uint32_t e) {
-    if (e == kNone || !cand_ok(x, e)) return false;
-    if (e != nom && (taken >> (up_slot(x, e) % 64) & 1)) return false;
-    if (f == 0) return true;
-    PathCost p = path_cost(remote(e), f, 4);
-    p.add(load_[e] + f);
-    return p.max <= capacity_;
-  };
-  if (fits_free(nom)) return record(nom);
+  // First fit, the nominal slot first (when free of this destination's
+  // constraints it is the D-mod-K one), then in slot_rank order: most
+  // choices end here.
+  if (nom != kNone && cost(nom).max <= capacity_) return nom;
+  const bool next = a != kNone && b != kNone && b == ring_next_[a];
+  const bool prev = a != kNone && b != kNone && b == ring_prev_[a];
+  const uint32_t d = digit_[rk_.rank[x]] % k;
   for (uint32_t i = 0; i < k; ++i) {
-    const uint32_t e = up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + (start + i) % k];
-    if (e != nom && fits_free(e)) return record(e);
+    const uint32_t slot = next ? k - 1 - i : prev ? i : (d + k - 1 - i) % k;  // slot_rank order
+    const uint32_t e = up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + slot];
+    if (e == kNone || e == nom || !cand_ok(x, e) || !is_free(e)) continue;
+    if (cost(e).max <= capacity_) return record(e);
   }
-  // None: the least loaded path, free ones first.
-  uint32_t choice = kNone;
+  // None within the bound: among the paths no busier than the least loaded
+  // one (or the bound), a free one, then the least loaded.
+  uint64_t least = UINT64_MAX;
+  cost_.clear();
+  for (uint32_t c = cf; c < cf + count; ++c) {
+    cost_.push_back(cost(cand_[c]));
+    least = std::min(least, cost_.back().max);
+  }
+  const uint64_t near = std::max(least, capacity_);
+  uint32_t choice = kNone, best_rank = 0;
+  bool best_free = false;
   PathCost best;
-  uint32_t best_dist = 0;
-  bool best_fits = false, best_free = false;
   for (uint32_t c = cf; c < cf + count; ++c) {
     const uint32_t e = cand_[c];
-    PathCost p = f == 0 ? PathCost{} : path_cost(remote(e), f, 4);
-    p.add(load_[e] + f);
-    const uint32_t dist = e == nom ? 0 : 1 + (up_slot(x, e) + k - start) % k;
-    // Within the bound, the order of the slots decides (the same rotation
-    // for every destination of a digit keeps shifts apart); beyond it, load.
-    const bool fits = p.max <= capacity_;
-    const bool free = e == nom || !(taken >> (up_slot(x, e) % 64) & 1);
-    bool better;
-    if (choice == kNone) {
-      better = true;
-    } else if (fits != best_fits) {
-      better = fits;
-    } else if (free != best_free) {
-      better = free;
-    } else {
-      better = p < best || (p == best && dist < best_dist);
-    }
+    const PathCost& p = cost_[c - cf];
+    if (p.max > near) continue;
+    const uint32_t rank = e == nom ? 0 : 1 + slot_rank(x, up_slot(x, e), a, b);
+    const bool free = is_free(e);
+    const bool better = choice == kNone || (free != best_free ? free : (p < best || (p == best && rank < best_rank)));
     if (better) {
-      best = p;
-      best_dist = dist;
-      best_fits = fits;
-      best_free = free;
       choice = e;
+      best_rank = rank;
+      best_free = free;
+      best = p;
     }
   }
   return choice == kNone ? kNone : record(choice);
