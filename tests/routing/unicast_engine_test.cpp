@@ -28,10 +28,13 @@ struct Routed {
   CongestionReport congestion;
 };
 
-Routed route_and_judge(const Fabric& f, const policies::Policy& policy = {}) {
+// `flows` false: the chains and substitute planes instead of the flow
+// balancing (RoutingOptions::flow_balance).
+Routed route_and_judge(const Fabric& f, const policies::Policy& policy = {}, bool flows = true) {
   RailMap rails = map_rails(f, policy.rails);
   auto options = plan_routing(f, policy, rails);
   EXPECT_TRUE(options.ok()) << (options.ok() ? "" : options.error().message);
+  options->flow_balance = flows;
   auto r = route_unicast(f, *options);
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
   Routed out{std::move(r).value(), {}, {}};
@@ -98,6 +101,10 @@ TEST(UnicastEngine, FivePercentSwitchLinksRemovedStaysReachableAndDeadlockFree) 
   }
 }
 
+// The substitute planes (flow_balance off) on trees whose every leaf lost
+// one uplink: every rail-aligned shift at its bound of 2. The flow balancing
+// reaches 3 on two levels and 4 on three there (all-to-all 1.01-1.04x the
+// bound instead of 1.17-1.27x): docs/routing.md.
 TEST(UnicastEngine, EveryLeafLosingOneUplinkKeepsShiftLoadLow) {
   for (uint32_t levels : {2u, 3u}) {
     for (uint64_t seed : {1, 2, 3, 4}) {
@@ -109,7 +116,7 @@ TEST(UnicastEngine, EveryLeafLosingOneUplinkKeepsShiftLoadLow) {
       spec.remove_uplink_per_leaf = 1;
       spec.seed = seed;
       Fabric f = generate(spec);
-      Routed r = route_and_judge(f);
+      Routed r = route_and_judge(f, {}, false);
       expect_clean(r);
       const auto& shifts = pattern(r.congestion, "rail-aligned shifts");
       EXPECT_EQ(shifts.lower_bound, 2u);
@@ -131,7 +138,7 @@ TEST(UnicastEngine, LeavesLosingOneUplinkReachTheShiftOptimumAtEverySize) {
       spec.remove_uplink_per_leaf = 1;
       spec.seed = seed;
       Fabric f = generate(spec);
-      Routed r = route_and_judge(f);
+      Routed r = route_and_judge(f, {}, false);
       expect_clean(r);
       const auto& shifts = pattern(r.congestion, "rail-aligned shifts");
       const std::string where = std::to_string(levels) + " levels " + std::to_string(servers) + "x" +
