@@ -245,6 +245,7 @@ class Engine {
   std::vector<uint32_t> digit_;          // per rank: the destination's nominal up slot (D-mod-K digit)
   std::vector<uint32_t> leaf_offset_;    // per leaf: cabled CA ports of the leaves before it
   std::vector<uint32_t> order_;          // switches top-down: rk_.order, or by GUID within a rank
+  std::vector<uint32_t> pod_;            // per switch: its pod (three levels and more), else empty
   std::vector<uint32_t> seq_;            // per switch: its sequence among switches of its rank (GUID order)
   // Destinations with switches left for phase B: their column, leaf, slot
   // and first switch in broken_ and short_ (each bottom-up).

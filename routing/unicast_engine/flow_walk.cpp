@@ -112,6 +112,32 @@ void Engine::setup_flows(const RoutingOptions& options) {
       if (far.valid() && !fabric_.is_switch(far)) ++offset;
     }
   }
+  // Pods (three levels and more, ranked from the CAs): the leaves and the
+  // spines joined through leaf-spine links; the switches above get the
+  // last number.
+  if (rk_.kind == RankingKind::kFromCas && rk_.levels >= 3) {
+    std::vector<uint32_t> root(n);
+    for (uint32_t s = 0; s < n; ++s) root[s] = s;
+    auto find = [&](uint32_t x) {
+      while (root[x] != x) x = root[x] = root[root[x]];
+      return x;
+    };
+    for (uint32_t s = 0; s < n; ++s) {
+      if (rk_.rank[s] != 0) continue;
+      for (uint32_t i = up_begin_[s]; i < up_begin_[s + 1]; ++i) {
+        if (rk_.rank[up_rec_[i].remote] == 1) root[find(up_rec_[i].remote)] = find(s);
+      }
+    }
+    pod_.assign(n, n);
+    std::vector<uint32_t> id(n, kNone);
+    uint32_t pods = 0;
+    for (uint32_t s : by_guid_) {
+      if (rk_.rank[s] > 1) continue;
+      uint32_t& i = id[find(s)];
+      if (i == kNone) i = pods++;
+      pod_[s] = i;
+    }
+  }
   seq_.assign(n, 0);
   std::vector<uint32_t> next(slots_up_.size() + 1, 0);
   for (uint32_t s : by_guid_) seq_[s] = next[rk_.rank[s]]++;
@@ -456,9 +482,21 @@ void Engine::route_deferred() {
         for (uint32_t j = first; j < last; ++j) route_flows_of(list[j], false);
         continue;
       }
-      // A switch chooses as soon as every switch that may send it flows has
-      // (a stack: a spine right after the last of its leaves), so the next
-      // sources see where those flows went.
+      // A switch chooses as soon as every switch that may send it flows has,
+      // so the next sources see where those flows went: pod by pod, the
+      // leaves, then the spines (ranked from the CAs a leaf sends only to
+      // the spines of its pod).
+      if (!pod_.empty()) {
+        queue_.clear();
+        for (uint32_t j = first; j < last; ++j) queue_.push_back(list[j]);
+        std::stable_sort(queue_.begin(), queue_.end(), [&](uint32_t u, uint32_t v) {
+          return pod_[u] != pod_[v] ? pod_[u] < pod_[v] : rk_.rank[u] < rk_.rank[v];
+        });
+        for (uint32_t x : queue_) route_flows_of(x, false);
+        continue;
+      }
+      // Any other ranking: in the order of a stack over the switches that may
+      // send each one flows.
       for (uint32_t j = first; j < last; ++j) {
         mark_stamp_[list[j]] = stamp_;
         best_[list[j]] = 0;  // switches below still to choose
