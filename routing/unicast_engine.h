@@ -11,21 +11,26 @@
 //  - Minimal: among legal up*/down* routes, each switch takes a shortest one.
 //    A switch that can reach the destination going only down always goes down
 //    (so a packet that has started down never turns up again).
-//  - Balanced and coordinated, after Zahavi's D-mod-K / OpenSM ftree idea but
-//    driven by measured load instead of a fixed digit: destinations are taken
-//    leaf by leaf (leaves in rail order, CAs in port order). For each
-//    destination a "chain" climbs from its leaf, at each level taking the
-//    parent link that carries the fewest destinations down so far; every
-//    switch below the chain's top then climbs toward the chain (the top's
-//    "cone"), and only switches that cannot (missing or drained links) pick
-//    another shortest up port, round-robin. On a healthy full-bisection fat
-//    tree this reproduces D-mod-K: each rail-aligned shift permutation loads
-//    every directed link with at most one flow. On a degraded tree the same
-//    counters re-spread the displaced destinations over the remaining links.
-//    A two- or three-level tree whose leaves each miss at most one uplink is
-//    routed by a plan of substitute planes instead
-//    (unicast_engine/substitute_spines.h): every rail-aligned shift then
-//    loads every link with at most 2 flows.
+//  - Balanced by all-to-all flows, D-mod-K where the tree is whole
+//    (unicast_engine/flow_walk.cpp). Each CA destination has digits, one per
+//    rank, from positions in the tree as cabled (its slot on its leaf, its
+//    leaf's slot on the spine, ...), so a failure moves no other
+//    destination's digits. Phase A: every switch whose nominal path (the
+//    digit's up slot at each rank, then down the destination's chain) is
+//    whole takes it; on a healthy tree that is every switch and the tables
+//    are D-mod-K's (each rail-aligned shift loads every link with at most one
+//    flow; all-to-all at the leaf cut bound). Phase B, after every
+//    destination's phase A so the loads of all nominal flows are known: the
+//    switches whose nominal path is broken (a missing, dead or drained cable
+//    anywhere on it) choose, source by source and from the bottom up, a path
+//    within the leaf cut bound of all-to-all if one exists (in an order of
+//    slots that keeps rail-aligned shifts apart), else the least loaded one.
+//    The same method serves any number of missing or drained links at any
+//    tier, dead switches, and fabrics that are not fat trees. Measured
+//    quality and limits: docs/routing.md.
+//    RoutingOptions::flow_balance off gives the earlier chains and
+//    substitute planes (unicast_engine/substitute_spines.h), which keep
+//    rail-aligned shifts at 2 when every leaf lost one uplink.
 //  - Drains: drained links are used only by switches that have no legal route
 //    without them ("tier 2"); those pairs are reported.
 //  - Deterministic: same fabric and options give the same tables.
@@ -65,7 +70,8 @@ struct RoutingOptions {
   // Balance CA destinations by all-to-all flows (unicast_engine/flow_walk.cpp)
   // instead of chains and substitute planes.
   bool flow_balance = true;
-  // With chains: use substitute planes where every leaf misses <= 1 uplink.
+  // Without flow balancing: substitute planes where every leaf misses <= 1
+  // uplink.
   bool substitute_planes = true;
 };
 

@@ -3,6 +3,8 @@
 //   engine.cpp             setup (CA lists, slots, entry lists) and the order
 //                          in which destinations are taken; report accounting
 //   target_modes.cpp       per target switch: modes, distances, candidates
+//   flow_walk.cpp          per CA destination: balancing by all-to-all flows
+//                          (phase A nominal, phase B the displaced flows)
 //   chains.cpp             per destination: the primary and secondary chains
 //   destination_walk.cpp   per destination: chain cones, the other switches,
 //                          and the destination-major table batch
