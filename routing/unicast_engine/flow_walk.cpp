@@ -100,17 +100,25 @@ void Engine::setup_flows(const RoutingOptions& options) {
       return rk_.rank[a] != rk_.rank[b] ? rk_.rank[a] > rk_.rank[b] : guid_rank_[a] > guid_rank_[b];
     });
   }
-  // Cabled CA ports of the leaves before each leaf, in the order leaves are
-  // taken.
+  // Per leaf, the CA port positions of the leaves before it, in the order
+  // leaves are taken: a leaf spans up to its highest CA port, rounded up to
+  // a quarter of its up slots, so that a CA going away (it leaves the subnet
+  // with its cable) moves no digit, while leaves that are not full still use
+  // every slot evenly (for full leaves the offset is a multiple of the slots
+  // and the digit is the slot itself).
   leaf_offset_.assign(n, 0);
   uint32_t offset = 0;
   for (uint32_t s : leaves) {
     leaf_offset_[s] = offset;
+    const uint32_t r = rk_.rank[s];
+    const uint32_t grain = std::max<uint32_t>(1, slots_up_[r] / 4);
     const Node& node = fabric_.node(g_.node(s));
+    uint32_t span = 0;
     for (uint32_t p = 1; p <= node.num_ports; ++p) {
       const NodeId far = fabric_.remote_node(PortId(node.first_port.value() + p));
-      if (far.valid() && !fabric_.is_switch(far)) ++offset;
+      if (far.valid() && !fabric_.is_switch(far) && p >= base_down_[r]) span = std::max(span, p - base_down_[r] + 1);
     }
+    offset += (span + grain - 1) / grain * grain;
   }
   // Pods (three levels and more, ranked from the CAs): the leaves and the
   // spines joined through leaf-spine links; the switches above get the

@@ -391,6 +391,40 @@ TEST(UnicastEngine, TablesDoNotDependOnNodeOrder) {
   }
 }
 
+// A CA that leaves the subnet (its cable goes with it) moves no entry of any
+// other CA's LID: digits come from positions in the tree as cabled. Full
+// leaves and leaves that are not full (40 servers in groups of 16), 2 and 3
+// levels. (Switch LIDs may move: a leaf's LID follows one of its CAs.)
+TEST(UnicastEngine, ACaLeavingMovesNoOtherEntry) {
+  for (const GeneratorSpec& spec : {roft(32, 8, 2, 32), roft(40, 8, 2, 32), roft(64, 8, 3, 16)}) {
+    Fabric f = generate(spec);
+    // The CA on port 3 of the first leaf that has one there; the last CA of
+    // a leaf that is not full too.
+    for (size_t pick : {size_t{2}, f.cas().size() - 1}) {
+      const NodeId gone = f.cas()[pick];
+      const PortId gone_port = f.port_id(gone, PortNum{1});
+      FabricBuilder b(f);
+      ASSERT_TRUE(b.set_link_state(f.port(gone_port).link, PortState::kDown).ok());
+      Fabric g = std::move(b.build()).value();
+      auto before = route_unicast(f, plan_routing(f, {}, map_rails(f, {})).value());
+      auto after = route_unicast(g, plan_routing(g, {}, map_rails(g, {})).value());
+      ASSERT_TRUE(before.ok() && after.ok());
+      uint64_t compared = 0, moved = 0;
+      const Lid gone_lid = f.port(gone_port).lid;
+      for (uint32_t sw = 0; sw < f.switches().size(); ++sw) {
+        for (NodeId ca : f.cas()) {
+          const Lid lid = f.port(f.port_id(ca, PortNum{1})).lid;
+          if (lid == gone_lid) continue;
+          ++compared;
+          moved += before->tables.get(sw, lid) != after->tables.get(sw, lid);
+        }
+      }
+      EXPECT_GT(compared, 0u);
+      EXPECT_EQ(moved, 0u) << spec.levels << " levels, " << spec.servers << " servers, CA " << f.desc(gone);
+    }
+  }
+}
+
 TEST(UnicastEngine, NeedsLids) {
   GeneratorSpec spec;
   spec.servers = 4;
