@@ -16,10 +16,12 @@
 
 namespace railyard::bench {
 
-// The 3-level ROFT with `servers` x 8 rails, generated once per size.
-inline const routing::Fabric& roft(int servers) {
-  static std::map<int, routing::Fabric> cache;
-  auto it = cache.find(servers);
+// The 3-level ROFT with `servers` x 8 rails, generated once per size; with
+// `cut_permille` of its switch-switch links uncabled (seed 1), or exactly
+// one when `cut_permille` is -1.
+inline const routing::Fabric& roft(int servers, int cut_permille = 0) {
+  static std::map<std::pair<int, int>, routing::Fabric> cache;
+  auto it = cache.find({servers, cut_permille});
   if (it == cache.end()) {
     routing::GeneratorSpec spec;
     spec.servers = static_cast<uint32_t>(servers);
@@ -27,7 +29,11 @@ inline const routing::Fabric& roft(int servers) {
     spec.levels = 3;
     spec.radix = 64;
     spec.assign_lids = true;
-    it = cache.emplace(servers, std::move(routing::generate_fabric(spec).value().fabric)).first;
+    // servers x 8 leaves' uplinks and as many spine-core links: 2 x 32 x (servers x 8 / 32).
+    const uint32_t links = 2 * spec.servers * spec.rails;
+    spec.remove_switch_links = cut_permille < 0 ? 1 : links * static_cast<uint32_t>(cut_permille) / 1000;
+    it = cache.emplace(std::make_pair(servers, cut_permille), std::move(routing::generate_fabric(spec).value().fabric))
+             .first;
   }
   return it->second;
 }
