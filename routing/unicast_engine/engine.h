@@ -112,6 +112,9 @@ class Engine {
   // flow_walk.cpp
   void setup_flows(const RoutingOptions& options);
   void route_destination_flows(uint32_t t, uint32_t slot);
+  void defer_or_route(uint32_t x);
+  void prepare_template(uint32_t t);
+  void route_leaves(uint32_t t, uint32_t slot);
   void set_digits(uint32_t t, uint32_t slot);
   uint32_t next_entry(uint32_t s) const;
   uint32_t down_pick(uint32_t y);
@@ -250,16 +253,19 @@ class Engine {
   std::vector<uint32_t> pod_;            // per switch: its pod (three levels and more), else empty
   std::vector<uint32_t> seq_;            // per switch: its sequence among switches of its rank (GUID order)
   // Destinations with switches left for phase B: their column, leaf, slot
-  // and first switch in broken_ and short_ (each bottom-up).
+  // and first switch in broken_ (bottom-up).
   struct Deferred {
     uint8_t* column;  // in the batch of the lane that took it
-    uint32_t t, slot, first_broken, first_short;
+    uint32_t t, slot, first_broken;
   };
   std::vector<Deferred> deferred_;
-  std::vector<uint32_t> broken_, short_;
-  std::vector<uint32_t> turn_;  // per switch: rank where its nominal path turns down
-  uint32_t top_rank_ = 0;
-  bool short_turns_ = false;
+  std::vector<uint32_t> broken_;
+  // Ranked from the CAs: the entries above the leaves, per target (route_leaves).
+  std::vector<uint8_t> template_;
+  uint32_t template_stamp_ = 0;        // target_stamp_ it was made for
+  std::vector<uint32_t> template_digits_;
+  std::vector<uint32_t> leaves_up_;     // leaves that climb, bottom-up order
+  std::vector<uint32_t> upper_broken_;  // switches above them with a broken nominal path, bottom-up
   uint64_t capacity_ = 0;  // the leaf cut bound of all-to-all
   // Leaves (with CAs, rank 0) by ring, their ring neighbours, and per
   // (source leaf, destination leaf) the up slots their extra flows took.

@@ -50,11 +50,6 @@ void Engine::setup_flows(const RoutingOptions& options) {
   }
   // Sequence of each switch among those of its rank, in GUID order: spreads
   // the ties of like switches without depending on node order.
-  turn_.assign(n, 0);
-  // Leaves whose path turns below the top go after the displaced flows
-  // (three levels and more, ranked from the CAs).
-  top_rank_ = static_cast<uint32_t>(slots_up_.size()) - 1;
-  short_turns_ = false && rk_.kind == RankingKind::kFromCas && rk_.levels >= 3;
   // The leaf cut bound of all-to-all: the flows a leaf sends (and receives)
   // over its up links.
   const uint64_t total = ca_ports_.size();
@@ -283,45 +278,24 @@ PathCost Engine::path_cost(uint32_t y, uint32_t add, uint32_t depth) {
 }
 
 // Phase A of one destination: nominal switches route and send their flows;
-// the others wait for phase B (listed bottom-up in broken_), and so do
-// leaves whose nominal path turns below the top (on three levels and more:
-// within their pod; listed in short_), which go last.
+// the others wait for phase B (listed bottom-up in broken_).
 void Engine::route_destination_flows(uint32_t t, uint32_t slot) {
   set_digits(t, slot);
-  // Whole nominal paths and the rank where they turn down, from the top
-  // down (up_list_ is top-down).
+  if (rk_.kind == RankingKind::kFromCas) {
+    route_leaves(t, slot);
+    return;
+  }
+  // Whole nominal paths, from the top down (up_list_ is top-down).
   for (uint32_t x : up_list_) {
     const uint32_t e = nominal_up(x);
     nom_[x] = e;
-    if (e == kNone) {
-      valid_[x] = 0;
-      continue;
-    }
-    const uint32_t y = remote(e);
-    valid_[x] = is_down(st_[y].mode) ? nominal_down(y) != kNone : valid_[y];
-    turn_[x] = is_down(st_[y].mode) ? rk_.rank[y] : turn_[y];
+    valid_[x] = e != kNone && (is_down(st_[remote(e)].mode) ? nominal_down(remote(e)) != kNone : valid_[remote(e)]);
   }
-  Deferred d{column_, t, slot,
-             static_cast<uint32_t>(broken_.size()), static_cast<uint32_t>(short_.size())};
+  Deferred d{column_, t, slot, static_cast<uint32_t>(broken_.size())};
   for (auto it = up_list_.rbegin(); it != up_list_.rend(); ++it) {
     const uint32_t x = *it;
     if (!valid_[x]) {
-      if (ca_begin_[x] != ca_begin_[x + 1] || fed_[x] == stamp_) {
-        // It has flows to send, or may get some in phase B: it waits, and
-        // so do the switches it may send them to.
-        broken_.push_back(x);
-        auto [cf, count] = candidates(x);
-        for (uint32_t c = cf; c < cf + count; ++c) fed_[remote(cand_[c])] = stamp_;
-      } else {
-        // No flow of this destination comes through it: any shortest way.
-        const uint32_t e = nom_[x];
-        auto [cf, count] = candidates(x);
-        if (e != kNone || count > 0) put(x, port(e != kNone ? e : cand_[cf]));
-      }
-      continue;
-    }
-    if (short_turns_ && rk_.rank[x] == 0 && turn_[x] < top_rank_) {
-      short_.push_back(x);
+      defer_or_route(x);
       continue;
     }
     const uint32_t e = nom_[x];
@@ -337,9 +311,107 @@ void Engine::route_destination_flows(uint32_t t, uint32_t slot) {
       flow_[y] += f;
     }
   }
-  if (broken_.size() > d.first_broken || short_.size() > d.first_short) deferred_.push_back(d);
+  if (broken_.size() > d.first_broken) deferred_.push_back(d);
   for (uint32_t y : down_list_) {
     if (!routed(y)) down_pick(y);
+  }
+}
+
+// A switch whose nominal path is broken: if it has flows to send or may get
+// some in phase B, it waits (broken_), and so do the switches it may send
+// them to; else it takes any shortest way.
+void Engine::defer_or_route(uint32_t x) {
+  if (ca_begin_[x] != ca_begin_[x + 1] || fed_[x] == stamp_) {
+    broken_.push_back(x);
+    auto [cf, count] = candidates(x);
+    for (uint32_t c = cf; c < cf + count; ++c) fed_[remote(cand_[c])] = stamp_;
+    return;
+  }
+  const uint32_t e = nominal_up(x);
+  auto [cf, count] = candidates(x);
+  if (e != kNone || count > 0) put(x, port(e != kNone ? e : cand_[cf]));
+}
+
+// Ranked from the CAs, only the leaves' digits change from one destination
+// of a leaf to the next: every switch above them is routed once per target
+// (and again if its digits differ) into a template column, which each
+// destination copies; then each leaf routes and sends its CAs' flows down
+// its whole path.
+void Engine::prepare_template(uint32_t t) {
+  const uint32_t n = g_.num_switches();
+  template_stamp_ = target_stamp_;
+  template_digits_ = digit_;
+  template_.assign(n, ForwardingTables::kNoPath);
+  uint8_t* const column = column_;
+  column_ = template_.data();
+  upper_broken_.clear();
+  leaves_up_.clear();
+  for (uint32_t x : up_list_) {
+    if (rk_.rank[x] == 0) continue;
+    const uint32_t e = nominal_up(x);
+    nom_[x] = e;
+    valid_[x] = e != kNone && (is_down(st_[remote(e)].mode) ? nominal_down(remote(e)) != kNone : valid_[remote(e)]);
+  }
+  for (auto it = up_list_.rbegin(); it != up_list_.rend(); ++it) {
+    const uint32_t x = *it;
+    if (rk_.rank[x] == 0) {
+      leaves_up_.push_back(x);
+    } else if (valid_[x]) {
+      put(x, port(nom_[x]));
+    } else {
+      upper_broken_.push_back(x);  // bottom-up
+      const uint32_t e = nom_[x];
+      auto [cf, count] = candidates(x);
+      if (e != kNone || count > 0) put(x, port(e != kNone ? e : cand_[cf]));
+    }
+  }
+  for (uint32_t y : down_list_) {
+    down_pick(y);
+    valid_[y] = nominal_down(y) != kNone;
+  }
+  column_ = column;
+}
+
+void Engine::route_leaves(uint32_t t, uint32_t slot) {
+  // The digits above the leaves' (rank 0) decide the template.
+  if (template_stamp_ != target_stamp_ || !std::equal(digit_.begin() + 1, digit_.end(), template_digits_.begin() + 1)) {
+    prepare_template(t);
+  }
+  const uint8_t own = column_[t];
+  std::copy(template_.begin(), template_.end(), column_);
+  column_[t] = own;
+  Deferred d{column_, t, slot, static_cast<uint32_t>(broken_.size())};
+  queue_.clear();
+  for (uint32_t x : leaves_up_) {
+    const uint32_t e = nominal_up(x);
+    const uint32_t y = e == kNone ? kNone : remote(e);
+    if (e == kNone || !valid_[y]) {  // valid_: whole below the leaf (template)
+      defer_or_route(x);
+      continue;
+    }
+    put(x, port(e));
+    const uint32_t f = ca_begin_[x + 1] - ca_begin_[x];
+    if (f == 0) continue;
+    load_[e] += f;
+    if (flow_[y] == 0) queue_.push_back(y);
+    flow_[y] += f;
+  }
+  // Each switch the leaves sent flows to sends them on, once.
+  for (uint32_t y : queue_) {
+    const uint32_t f = flow_[y];
+    flow_[y] = 0;
+    push_flows(y, f);
+  }
+  queue_.clear();
+  if (broken_.size() > d.first_broken) {
+    // Switches above whose nominal path is broken wait too if a waiting
+    // leaf may send them flows.
+    for (uint32_t x : upper_broken_) {
+      if (fed_[x] != stamp_) continue;
+      column_[x] = ForwardingTables::kNoPath;
+      defer_or_route(x);
+    }
+    deferred_.push_back(d);
   }
 }
 
@@ -447,14 +519,12 @@ void Engine::route_flows_of(uint32_t x, bool within) {
 // the leaves in order).
 void Engine::absorb(Engine& other) {
   for (size_t e = 0; e < load_.size(); ++e) load_[e] += other.load_[e];
-  const uint32_t b = static_cast<uint32_t>(broken_.size()), s = static_cast<uint32_t>(short_.size());
+  const uint32_t b = static_cast<uint32_t>(broken_.size());
   for (Deferred d : other.deferred_) {
     d.first_broken += b;
-    d.first_short += s;
     deferred_.push_back(d);
   }
   broken_.insert(broken_.end(), other.broken_.begin(), other.broken_.end());
-  short_.insert(short_.end(), other.short_.begin(), other.short_.end());
   leaf_copies_.insert(leaf_copies_.end(), other.leaf_copies_.begin(), other.leaf_copies_.end());
   other.deferred_.clear();
 }
@@ -463,25 +533,18 @@ void Engine::absorb(Engine& other) {
 // then every destination's short leaves.
 void Engine::route_deferred() {
   const uint32_t n = g_.num_switches();
-  for (const bool shorts : {false, true}) {
-    const std::vector<uint32_t>& list = shorts ? short_ : broken_;
+  {
+    const std::vector<uint32_t>& list = broken_;
     for (size_t i = 0; i < deferred_.size(); ++i) {
       const Deferred& d = deferred_[i];
-      const uint32_t first = shorts ? d.first_short : d.first_broken;
-      const uint32_t last = i + 1 < deferred_.size()
-                                ? (shorts ? deferred_[i + 1].first_short : deferred_[i + 1].first_broken)
-                                : static_cast<uint32_t>(list.size());
+      const uint32_t first = d.first_broken;
+      const uint32_t last =
+          i + 1 < deferred_.size() ? deferred_[i + 1].first_broken : static_cast<uint32_t>(list.size());
       if (first == last) continue;
       if (target_ != d.t) prepare_target(d.t);
       column_ = d.column;
       ++stamp_;  // a new destination: marks start afresh
       set_digits(d.t, d.slot);
-      if (shorts) {
-        // Nothing comes through a leaf: each on its own, nominal while
-        // that stays within the bound.
-        for (uint32_t j = first; j < last; ++j) route_flows_of(list[j], true);
-        continue;
-      }
       // Leaves only (the common case): nothing comes through a leaf, so
       // their order is the list's.
       bool leaves_only = true;
