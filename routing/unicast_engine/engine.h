@@ -3,8 +3,9 @@
 //   engine.cpp             setup (CA lists, slots, entry lists) and the order
 //                          in which destinations are taken; report accounting
 //   target_modes.cpp       per target switch: modes, distances, candidates
-//   flow_walk.cpp          per CA destination: balancing by all-to-all flows
-//                          (phase A nominal, phase B the displaced flows)
+//   flow_walk.cpp          per CA destination: balancing by all-to-all flows,
+//                          setup, digits and phase A (the nominal paths)
+//   flow_choice.cpp        phase B: the displaced flows choose their paths
 //   chains.cpp             per destination: the primary and secondary chains
 //   destination_walk.cpp   per destination: chain cones, the other switches,
 //                          and the destination-major table batch

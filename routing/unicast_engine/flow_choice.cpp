@@ -1,0 +1,231 @@
+// Phase B of the balancing by flows (flow_walk.cpp has phase A): the
+// switches whose nominal path is broken choose a path, destination by
+// destination in phase A's order, from the bottom up: the first free slot
+// whose path stays within the leaf cut bound of all-to-all, in an order that
+// keeps rail-aligned shifts apart, else the least loaded path.
+#include <algorithm>
+
+#include "routing/unicast_engine/engine.h"
+
+namespace railyard::routing::unicast {
+
+// The cost of the path from y on with `add` more flows arriving at y: the
+// path it has, or for a switch still to choose, its best candidate.
+PathCost Engine::path_cost(uint32_t y, uint32_t add, uint32_t depth) {
+  PathCost c;
+  while (y != target_) {
+    if (routed(y) || is_down(st_[y].mode)) {
+      const uint32_t e = down_pick(y);
+      if (e == kNone) return c;
+      c.add(load_[e] + add);
+      y = remote(e);
+      continue;
+    }
+    // Still to choose: it will send its own pending flows too.
+    const uint32_t extra = add + flow_[y];
+    auto [cf, count] = candidates(y);
+    PathCost best;
+    bool any = false;
+    for (uint32_t i = cf; i < cf + count && depth > 0; ++i) {
+      const uint32_t e = cand_[i];
+      PathCost p = path_cost(remote(e), extra, depth - 1);
+      p.add(load_[e] + extra);
+      if (!any || p < best) best = p;
+      any = true;
+    }
+    c.max = std::max(c.max, best.max);
+    c.sum += best.sum;
+    return c;
+  }
+  return c;
+}
+
+// The order in which x tries its up slots other than the nominal one, as
+// a rank (lower first). Between ring neighbours the extra flow of a
+// rail-aligned shift must stay off the slots the shift's other flows use:
+// toward the next leaf of the ring a shift of k < (CAs per leaf) sends the
+// lowest k digits, so the extra flow takes the highest slot free; toward the
+// previous leaf (shifts of -k) the highest k digits, so the lowest. Else
+// from the digit down, so the extras of consecutive digits differ.
+uint32_t Engine::slot_rank(uint32_t x, uint32_t slot, uint32_t a, uint32_t b) const {
+  const uint32_t k = std::max<uint32_t>(1, slots_up_[rk_.rank[x]]);
+  if (a != kNone && b != kNone && b == ring_next_[a]) return k - 1 - slot;
+  if (a != kNone && b != kNone && b == ring_prev_[a]) return slot;
+  return (digit_[rk_.rank[x]] + k - 1 - slot) % k;
+}
+
+// The up entry of x for f flows: its nominal one when `within` and that path
+// stays within the leaf cut bound; else, in slot_rank order, the first slot
+// that is free (not taken by an extra flow that shares a rail-aligned shift
+// with this one) and whose path stays within the bound; else the least
+// loaded path (busiest link, then sum), free ones first, ties by slot_rank.
+uint32_t Engine::choose_up(uint32_t x, uint32_t f, bool within) {
+  auto [cf, count] = candidates(x);
+  if (count == 0) return kNone;
+  const uint32_t nom = nominal_up(x);
+  auto cost = [&](uint32_t e) {
+    PathCost p = f == 0 ? PathCost{} : path_cost(remote(e), f, 4);
+    p.add(load_[e] + f);
+    return p;
+  };
+  if (within && nom != kNone && cost(nom).max <= capacity_) return nom;
+  const uint32_t k = std::max<uint32_t>(1, slots_up_[rk_.rank[x]]);
+  // Slots taken by the extra flows (off their digit) of the leaf pairs that
+  // share a rail-aligned shift with this one: (x, t's ring neighbours) share
+  // x's up links, (x's ring neighbours, t) the links into t.
+  const uint32_t a = leaf_id_[x], b = leaf_id_[target_];
+  uint64_t taken = 0;
+  if (a != kNone && b != kNone) {
+    taken = extra(a, b) | extra(a, ring_prev_[b]) | extra(a, ring_next_[b]) | extra(ring_prev_[a], b) |
+            extra(ring_next_[a], b);
+  }
+  auto is_free = [&](uint32_t e) { return e == nom || !(taken >> (up_slot(x, e) % 64) & 1); };
+  auto record = [&](uint32_t e) {
+    if (a != kNone && b != kNone && e != nom) extra(a, b) |= uint64_t{1} << (up_slot(x, e) % 64);
+    return e;
+  };
+  // First fit, the nominal slot first (when free of this destination's
+  // constraints it is the D-mod-K one), then in slot_rank order: most
+  // choices end here.
+  if (nom != kNone && cost(nom).max <= capacity_) return nom;
+  const bool next = a != kNone && b != kNone && b == ring_next_[a];
+  const bool prev = a != kNone && b != kNone && b == ring_prev_[a];
+  const uint32_t d = digit_[rk_.rank[x]] % k;
+  for (uint32_t i = 0; i < k; ++i) {
+    const uint32_t slot = next ? k - 1 - i : prev ? i : (d + k - 1 - i) % k;  // slot_rank order
+    const uint32_t e = up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + slot];
+    if (e == kNone || e == nom || !cand_ok(x, e) || !is_free(e)) continue;
+    if (cost(e).max <= capacity_) return record(e);
+  }
+  // None within the bound: among the paths no busier than the least loaded
+  // one (or the bound), a free one, then the least loaded.
+  uint64_t least = UINT64_MAX;
+  cost_.clear();
+  for (uint32_t c = cf; c < cf + count; ++c) {
+    cost_.push_back(cost(cand_[c]));
+    least = std::min(least, cost_.back().max);
+  }
+  const uint64_t near = std::max(least, capacity_);
+  uint32_t choice = kNone, best_rank = 0;
+  bool best_free = false;
+  PathCost best;
+  for (uint32_t c = cf; c < cf + count; ++c) {
+    const uint32_t e = cand_[c];
+    const PathCost& p = cost_[c - cf];
+    if (p.max > near) continue;
+    const uint32_t rank = e == nom ? 0 : 1 + slot_rank(x, up_slot(x, e), a, b);
+    const bool free = is_free(e);
+    const bool better = choice == kNone || (free != best_free ? free : (p < best || (p == best && rank < best_rank)));
+    if (better) {
+      choice = e;
+      best_rank = rank;
+      best_free = free;
+      best = p;
+    }
+  }
+  return choice == kNone ? kNone : record(choice);
+}
+
+// Routes x for the current destination with its flows (own CAs and those
+// sent to it) and sends them on.
+void Engine::route_flows_of(uint32_t x, bool within) {
+  const uint32_t f = flow_[x] + (ca_begin_[x + 1] - ca_begin_[x]);
+  flow_[x] = 0;
+  const uint32_t e = choose_up(x, f, within);
+  if (e == kNone) return;
+  put(x, port(e));
+  if (f == 0) return;
+  load_[e] += f;
+  push_flows(remote(e), f);
+}
+
+// Takes over what another lane's phase A left: its loads, and its
+// destinations with switches still to route (after this lane's: lanes hold
+// the leaves in order).
+void Engine::absorb(Engine& other) {
+  for (size_t e = 0; e < load_.size(); ++e) load_[e] += other.load_[e];
+  const uint32_t b = static_cast<uint32_t>(broken_.size());
+  for (Deferred d : other.deferred_) {
+    d.first_broken += b;
+    deferred_.push_back(d);
+  }
+  broken_.insert(broken_.end(), other.broken_.begin(), other.broken_.end());
+  leaf_copies_.insert(leaf_copies_.end(), other.leaf_copies_.begin(), other.leaf_copies_.end());
+  other.deferred_.clear();
+}
+
+// Phase B: first every destination's broken switches (in phase A's order),
+// then every destination's short leaves.
+void Engine::route_deferred() {
+  const uint32_t n = g_.num_switches();
+  {
+    const std::vector<uint32_t>& list = broken_;
+    for (size_t i = 0; i < deferred_.size(); ++i) {
+      const Deferred& d = deferred_[i];
+      const uint32_t first = d.first_broken;
+      const uint32_t last =
+          i + 1 < deferred_.size() ? deferred_[i + 1].first_broken : static_cast<uint32_t>(list.size());
+      if (first == last) continue;
+      if (target_ != d.t) prepare_target(d.t);
+      column_ = d.column;
+      ++stamp_;  // a new destination: marks start afresh
+      set_digits(d.t, d.slot);
+      // Leaves only (the common case): nothing comes through a leaf, so
+      // their order is the list's.
+      bool leaves_only = true;
+      for (uint32_t j = first; j < last && leaves_only; ++j) leaves_only = rk_.rank[list[j]] == 0;
+      if (leaves_only) {
+        for (uint32_t j = first; j < last; ++j) route_flows_of(list[j], false);
+        continue;
+      }
+      // A switch chooses as soon as every switch that may send it flows has,
+      // so the next sources see where those flows went: pod by pod, the
+      // leaves, then the spines (ranked from the CAs a leaf sends only to
+      // the spines of its pod).
+      if (!pod_.empty()) {
+        queue_.clear();
+        for (uint32_t j = first; j < last; ++j) queue_.push_back(list[j]);
+        std::stable_sort(queue_.begin(), queue_.end(), [&](uint32_t u, uint32_t v) {
+          return pod_[u] != pod_[v] ? pod_[u] < pod_[v] : rk_.rank[u] < rk_.rank[v];
+        });
+        for (uint32_t x : queue_) route_flows_of(x, false);
+        continue;
+      }
+      // Any other ranking: in the order of a stack over the switches that may
+      // send each one flows.
+      for (uint32_t j = first; j < last; ++j) {
+        mark_stamp_[list[j]] = stamp_;
+        best_[list[j]] = 0;  // switches below still to choose
+      }
+      for (uint32_t j = first; j < last; ++j) {
+        auto [cf, count] = candidates(list[j]);
+        for (uint32_t c = cf; c < cf + count; ++c) {
+          const uint32_t r = remote(cand_[c]);
+          if (mark_stamp_[r] == stamp_) ++best_[r];
+        }
+      }
+      queue_.clear();
+      for (uint32_t j = last; j-- > first;) {
+        if (best_[list[j]] == 0) queue_.push_back(list[j]);
+      }
+      while (!queue_.empty()) {
+        const uint32_t x = queue_.back();
+        queue_.pop_back();
+        auto [cf, count] = candidates(x);
+        for (uint32_t c = cf; c < cf + count; ++c) {
+          const uint32_t r = remote(cand_[c]);
+          if (mark_stamp_[r] == stamp_ && --best_[r] == 0) queue_.push_back(r);
+        }
+        route_flows_of(x, false);
+      }
+    }
+  }
+  // Leaf LIDs copy a CA column: copy it again, now whole.
+  for (const auto& [dst, src] : leaf_copies_) {
+    for (uint32_t s = 0; s < n; ++s) {
+      if (dst[s] == ForwardingTables::kNoPath) dst[s] = src[s];
+    }
+  }
+}
+
+}  // namespace railyard::routing::unicast
