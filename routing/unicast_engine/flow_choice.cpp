@@ -51,7 +51,25 @@ uint32_t Engine::slot_rank(uint32_t x, uint32_t slot, uint32_t a, uint32_t b) co
   const uint32_t k = std::max<uint32_t>(1, slots_up_[rk_.rank[x]]);
   if (a != kNone && b != kNone && b == ring_next_[a]) return k - 1 - slot;
   if (a != kNone && b != kNone && b == ring_prev_[a]) return slot;
-  return (digit_[rk_.rank[x]] + k - 1 - slot) % k;
+  // Else from the digit down, so the extras of consecutive digits differ,
+  // but the two slots ring neighbours want (the highest, the lowest) last.
+  if (k < 3) return slot;
+  if (slot == k - 1) return k - 2;
+  if (slot == 0) return k - 1;
+  const uint32_t d = digit_[rk_.rank[x]] % k;
+  // The middle slots 1..k-2 from d-1 down, cyclically.
+  const uint32_t from = d >= 2 && d <= k - 1 ? d - 1 : k - 2;
+  return (from + (k - 2) - slot) % (k - 2);
+}
+
+// The i-th slot in slot_rank order for a pair that are not ring neighbours.
+uint32_t Engine::order_slot(uint32_t x, uint32_t i, uint32_t k) const {
+  if (k < 3) return i;
+  if (i == k - 2) return k - 1;
+  if (i == k - 1) return 0;
+  const uint32_t d = digit_[rk_.rank[x]] % k;
+  const uint32_t from = d >= 2 && d <= k - 1 ? d - 1 : k - 2;
+  return 1 + (from - 1 + (k - 2) - i) % (k - 2);
 }
 
 // The up entry of x for f flows: its nominal one when `within` and that path
@@ -90,9 +108,8 @@ uint32_t Engine::choose_up(uint32_t x, uint32_t f, bool within) {
   if (nom != kNone && cost(nom).max <= capacity_) return nom;
   const bool next = a != kNone && b != kNone && b == ring_next_[a];
   const bool prev = a != kNone && b != kNone && b == ring_prev_[a];
-  const uint32_t d = digit_[rk_.rank[x]] % k;
   for (uint32_t i = 0; i < k; ++i) {
-    const uint32_t slot = next ? k - 1 - i : prev ? i : (d + k - 1 - i) % k;  // slot_rank order
+    const uint32_t slot = next ? k - 1 - i : prev ? i : order_slot(x, i, k);
     const uint32_t e = up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + slot];
     if (e == kNone || e == nom || !cand_ok(x, e) || !is_free(e)) continue;
     if (cost(e).max <= capacity_) return record(e);
@@ -174,8 +191,20 @@ void Engine::route_deferred() {
       // their order is the list's.
       bool leaves_only = true;
       for (uint32_t j = first; j < last && leaves_only; ++j) leaves_only = rk_.rank[list[j]] == 0;
+      // The destination leaf's ring neighbours go first: their extra flows
+      // need particular slots (slot_rank), the others can take any.
+      const uint32_t b = leaf_id_[d.t];
+      auto neighbour = [&](uint32_t x) {
+        const uint32_t a = leaf_id_[x];
+        return a != kNone && b != kNone && (ring_next_[a] == b || ring_prev_[a] == b);
+      };
       if (leaves_only) {
-        for (uint32_t j = first; j < last; ++j) route_flows_of(list[j], false);
+        for (uint32_t j = first; j < last; ++j) {
+          if (neighbour(list[j])) route_flows_of(list[j], false);
+        }
+        for (uint32_t j = first; j < last; ++j) {
+          if (!neighbour(list[j])) route_flows_of(list[j], false);
+        }
         continue;
       }
       // A switch chooses as soon as every switch that may send it flows has,
@@ -186,6 +215,7 @@ void Engine::route_deferred() {
         queue_.clear();
         for (uint32_t j = first; j < last; ++j) queue_.push_back(list[j]);
         std::stable_sort(queue_.begin(), queue_.end(), [&](uint32_t u, uint32_t v) {
+          if (neighbour(u) != neighbour(v)) return neighbour(u);
           return pod_[u] != pod_[v] ? pod_[u] < pod_[v] : rk_.rank[u] < rk_.rank[v];
         });
         for (uint32_t x : queue_) route_flows_of(x, false);
