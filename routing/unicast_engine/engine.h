@@ -261,6 +261,7 @@ class Engine {
     uint32_t t, slot, first_broken;
   };
   std::vector<Deferred> deferred_;
+  void route_deferred_of(const Deferred& d, uint32_t first, uint32_t last, bool neighbours_only);
   std::vector<uint32_t> broken_;
   // Ranked from the CAs: the entries above the leaves, per target (route_leaves).
   std::vector<uint8_t> template_;

@@ -173,81 +173,105 @@ void Engine::absorb(Engine& other) {
 
 // Phase B: first every destination's broken switches (in phase A's order),
 // then every destination's short leaves.
+// Phase B of one destination: its waiting switches broken_[first, last);
+// `neighbours_only`: only the ring neighbours of its leaf that can send
+// their flows all the way (the first pass).
+void Engine::route_deferred_of(const Deferred& d, uint32_t first, uint32_t last, bool neighbours_only) {
+  const std::vector<uint32_t>& list = broken_;
+  if (target_ != d.t) prepare_target(d.t);
+  column_ = d.column;
+  ++stamp_;  // a new destination: marks start afresh
+  set_digits(d.t, d.slot);
+  const uint32_t b = leaf_id_[d.t];
+  auto neighbour = [&](uint32_t x) {
+    const uint32_t a = leaf_id_[x];
+    return a != kNone && b != kNone && (ring_next_[a] == b || ring_prev_[a] == b);
+  };
+  if (neighbours_only) {
+    for (uint32_t j = first; j < last; ++j) {
+      const uint32_t x = list[j];
+      if (!neighbour(x)) continue;
+      auto [cf, count] = candidates(x);
+      bool all_routed = true;
+      for (uint32_t c = cf; c < cf + count && all_routed; ++c) {
+        const uint32_t r = remote(cand_[c]);
+        all_routed = r == d.t || routed(r) || is_down(st_[r].mode);
+      }
+      if (all_routed) route_flows_of(x, false);
+    }
+    return;
+  }
+  // Leaves only (the common case): nothing comes through a leaf, so their
+  // order is the list's, the neighbours first.
+  bool leaves_only = true;
+  for (uint32_t j = first; j < last && leaves_only; ++j) leaves_only = rk_.rank[list[j]] == 0;
+  if (leaves_only) {
+    for (uint32_t j = first; j < last; ++j) {
+      if (neighbour(list[j]) && !routed(list[j])) route_flows_of(list[j], false);
+    }
+    for (uint32_t j = first; j < last; ++j) {
+      if (!routed(list[j])) route_flows_of(list[j], false);
+    }
+    return;
+  }
+  // A switch chooses as soon as every switch that may send it flows has, so
+  // the next sources see where those flows went: pod by pod, the leaves,
+  // then the spines (ranked from the CAs a leaf sends only to the spines of
+  // its pod).
+  if (!pod_.empty()) {
+    queue_.clear();
+    for (uint32_t j = first; j < last; ++j) {
+      if (!routed(list[j])) queue_.push_back(list[j]);
+    }
+    std::stable_sort(queue_.begin(), queue_.end(), [&](uint32_t u, uint32_t v) {
+      if (neighbour(u) != neighbour(v)) return neighbour(u);
+      return pod_[u] != pod_[v] ? pod_[u] < pod_[v] : rk_.rank[u] < rk_.rank[v];
+    });
+    for (uint32_t x : queue_) route_flows_of(x, false);
+    return;
+  }
+  // Any other ranking: in the order of a stack over the switches that may
+  // send each one flows.
+  for (uint32_t j = first; j < last; ++j) {
+    mark_stamp_[list[j]] = stamp_;
+    best_[list[j]] = 0;  // switches below still to choose
+  }
+  for (uint32_t j = first; j < last; ++j) {
+    auto [cf, count] = candidates(list[j]);
+    for (uint32_t c = cf; c < cf + count; ++c) {
+      const uint32_t r = remote(cand_[c]);
+      if (mark_stamp_[r] == stamp_) ++best_[r];
+    }
+  }
+  queue_.clear();
+  for (uint32_t j = last; j-- > first;) {
+    if (best_[list[j]] == 0) queue_.push_back(list[j]);
+  }
+  while (!queue_.empty()) {
+    const uint32_t x = queue_.back();
+    queue_.pop_back();
+    auto [cf, count] = candidates(x);
+    for (uint32_t c = cf; c < cf + count; ++c) {
+      const uint32_t r = remote(cand_[c]);
+      if (mark_stamp_[r] == stamp_ && --best_[r] == 0) queue_.push_back(r);
+    }
+    route_flows_of(x, false);
+  }
+}
+
 void Engine::route_deferred() {
   const uint32_t n = g_.num_switches();
-  {
-    const std::vector<uint32_t>& list = broken_;
+  // First the extra flows of the destination leaf's ring neighbours, for
+  // every destination: they need particular slots (slot_rank), which the
+  // others, taken after, then leave alone. A neighbour goes first only if
+  // every switch it may send to is routed (its flows go all the way).
+  for (int pass = 0; pass < 2; ++pass) {
     for (size_t i = 0; i < deferred_.size(); ++i) {
       const Deferred& d = deferred_[i];
       const uint32_t first = d.first_broken;
       const uint32_t last =
-          i + 1 < deferred_.size() ? deferred_[i + 1].first_broken : static_cast<uint32_t>(list.size());
-      if (first == last) continue;
-      if (target_ != d.t) prepare_target(d.t);
-      column_ = d.column;
-      ++stamp_;  // a new destination: marks start afresh
-      set_digits(d.t, d.slot);
-      // Leaves only (the common case): nothing comes through a leaf, so
-      // their order is the list's.
-      bool leaves_only = true;
-      for (uint32_t j = first; j < last && leaves_only; ++j) leaves_only = rk_.rank[list[j]] == 0;
-      // The destination leaf's ring neighbours go first: their extra flows
-      // need particular slots (slot_rank), the others can take any.
-      const uint32_t b = leaf_id_[d.t];
-      auto neighbour = [&](uint32_t x) {
-        const uint32_t a = leaf_id_[x];
-        return a != kNone && b != kNone && (ring_next_[a] == b || ring_prev_[a] == b);
-      };
-      if (leaves_only) {
-        for (uint32_t j = first; j < last; ++j) {
-          if (neighbour(list[j])) route_flows_of(list[j], false);
-        }
-        for (uint32_t j = first; j < last; ++j) {
-          if (!neighbour(list[j])) route_flows_of(list[j], false);
-        }
-        continue;
-      }
-      // A switch chooses as soon as every switch that may send it flows has,
-      // so the next sources see where those flows went: pod by pod, the
-      // leaves, then the spines (ranked from the CAs a leaf sends only to
-      // the spines of its pod).
-      if (!pod_.empty()) {
-        queue_.clear();
-        for (uint32_t j = first; j < last; ++j) queue_.push_back(list[j]);
-        std::stable_sort(queue_.begin(), queue_.end(), [&](uint32_t u, uint32_t v) {
-          if (neighbour(u) != neighbour(v)) return neighbour(u);
-          return pod_[u] != pod_[v] ? pod_[u] < pod_[v] : rk_.rank[u] < rk_.rank[v];
-        });
-        for (uint32_t x : queue_) route_flows_of(x, false);
-        continue;
-      }
-      // Any other ranking: in the order of a stack over the switches that may
-      // send each one flows.
-      for (uint32_t j = first; j < last; ++j) {
-        mark_stamp_[list[j]] = stamp_;
-        best_[list[j]] = 0;  // switches below still to choose
-      }
-      for (uint32_t j = first; j < last; ++j) {
-        auto [cf, count] = candidates(list[j]);
-        for (uint32_t c = cf; c < cf + count; ++c) {
-          const uint32_t r = remote(cand_[c]);
-          if (mark_stamp_[r] == stamp_) ++best_[r];
-        }
-      }
-      queue_.clear();
-      for (uint32_t j = last; j-- > first;) {
-        if (best_[list[j]] == 0) queue_.push_back(list[j]);
-      }
-      while (!queue_.empty()) {
-        const uint32_t x = queue_.back();
-        queue_.pop_back();
-        auto [cf, count] = candidates(x);
-        for (uint32_t c = cf; c < cf + count; ++c) {
-          const uint32_t r = remote(cand_[c]);
-          if (mark_stamp_[r] == stamp_ && --best_[r] == 0) queue_.push_back(r);
-        }
-        route_flows_of(x, false);
-      }
+          i + 1 < deferred_.size() ? deferred_[i + 1].first_broken : static_cast<uint32_t>(broken_.size());
+      if (first != last) route_deferred_of(d, first, last, pass == 0);
     }
   }
   // Leaf LIDs copy a CA column: copy it again, now whole.
