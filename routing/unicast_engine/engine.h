@@ -122,10 +122,10 @@ class Engine {
   uint32_t nominal_down(uint32_t y) const;
   uint32_t nominal_up(uint32_t x) const;
   void push_flows(uint32_t y, uint32_t add);
-  uint32_t choose_up(uint32_t x, uint32_t f, bool within);
+  uint32_t choose_up(uint32_t x, uint32_t f);
   uint32_t slot_rank(uint32_t x, uint32_t slot, uint32_t a, uint32_t b) const;
   uint32_t order_slot(uint32_t x, uint32_t i, uint32_t k) const;
-  void route_flows_of(uint32_t x, bool within);
+  void route_flows_of(uint32_t x);
   PathCost path_cost(uint32_t y, uint32_t add, uint32_t depth);
 
   // destination_walk.cpp

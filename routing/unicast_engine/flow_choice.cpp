@@ -72,12 +72,12 @@ uint32_t Engine::order_slot(uint32_t x, uint32_t i, uint32_t k) const {
   return 1 + (from - 1 + (k - 2) - i) % (k - 2);
 }
 
-// The up entry of x for f flows: its nominal one when `within` and that path
-// stays within the leaf cut bound; else, in slot_rank order, the first slot
+// The up entry of x for f flows: its nominal one if that path stays within
+// the leaf cut bound; else, in slot_rank order, the first slot
 // that is free (not taken by an extra flow that shares a rail-aligned shift
 // with this one) and whose path stays within the bound; else the least
 // loaded path (busiest link, then sum), free ones first, ties by slot_rank.
-uint32_t Engine::choose_up(uint32_t x, uint32_t f, bool within) {
+uint32_t Engine::choose_up(uint32_t x, uint32_t f) {
   auto [cf, count] = candidates(x);
   if (count == 0) return kNone;
   const uint32_t nom = nominal_up(x);
@@ -86,7 +86,6 @@ uint32_t Engine::choose_up(uint32_t x, uint32_t f, bool within) {
     p.add(load_[e] + f);
     return p;
   };
-  if (within && nom != kNone && cost(nom).max <= capacity_) return nom;
   const uint32_t k = std::max<uint32_t>(1, slots_up_[rk_.rank[x]]);
   // Slots taken by the extra flows (off their digit) of the leaf pairs that
   // share a rail-aligned shift with this one: (x, t's ring neighbours) share
@@ -145,10 +144,10 @@ uint32_t Engine::choose_up(uint32_t x, uint32_t f, bool within) {
 
 // Routes x for the current destination with its flows (own CAs and those
 // sent to it) and sends them on.
-void Engine::route_flows_of(uint32_t x, bool within) {
+void Engine::route_flows_of(uint32_t x) {
   const uint32_t f = flow_[x] + (ca_begin_[x + 1] - ca_begin_[x]);
   flow_[x] = 0;
-  const uint32_t e = choose_up(x, f, within);
+  const uint32_t e = choose_up(x, f);
   if (e == kNone) return;
   put(x, port(e));
   if (f == 0) return;
@@ -197,7 +196,7 @@ void Engine::route_deferred_of(const Deferred& d, uint32_t first, uint32_t last,
         const uint32_t r = remote(cand_[c]);
         all_routed = r == d.t || routed(r) || is_down(st_[r].mode);
       }
-      if (all_routed) route_flows_of(x, false);
+      if (all_routed) route_flows_of(x);
     }
     return;
   }
@@ -207,10 +206,10 @@ void Engine::route_deferred_of(const Deferred& d, uint32_t first, uint32_t last,
   for (uint32_t j = first; j < last && leaves_only; ++j) leaves_only = rk_.rank[list[j]] == 0;
   if (leaves_only) {
     for (uint32_t j = first; j < last; ++j) {
-      if (neighbour(list[j]) && !routed(list[j])) route_flows_of(list[j], false);
+      if (neighbour(list[j]) && !routed(list[j])) route_flows_of(list[j]);
     }
     for (uint32_t j = first; j < last; ++j) {
-      if (!routed(list[j])) route_flows_of(list[j], false);
+      if (!routed(list[j])) route_flows_of(list[j]);
     }
     return;
   }
@@ -227,7 +226,7 @@ void Engine::route_deferred_of(const Deferred& d, uint32_t first, uint32_t last,
       if (neighbour(u) != neighbour(v)) return neighbour(u);
       return pod_[u] != pod_[v] ? pod_[u] < pod_[v] : rk_.rank[u] < rk_.rank[v];
     });
-    for (uint32_t x : queue_) route_flows_of(x, false);
+    for (uint32_t x : queue_) route_flows_of(x);
     return;
   }
   // Any other ranking: in the order of a stack over the switches that may
@@ -255,7 +254,7 @@ void Engine::route_deferred_of(const Deferred& d, uint32_t first, uint32_t last,
       const uint32_t r = remote(cand_[c]);
       if (mark_stamp_[r] == stamp_ && --best_[r] == 0) queue_.push_back(r);
     }
-    route_flows_of(x, false);
+    route_flows_of(x);
   }
 }
 

@@ -24,7 +24,6 @@
 
 namespace railyard::routing::unicast {
 
-
 void Engine::setup_flows(const RoutingOptions& options) {
   flows_ = options.flow_balance;
   if (!flows_) return;
