@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -259,7 +260,12 @@ class Engine {
   struct Deferred {
     uint8_t* column;  // in the batch of the lane that took it
     uint32_t t, slot, first_broken;
+    const SwitchState* modes = nullptr;  // toward t, in modes_ of that lane
   };
+  void defer(Deferred d);
+  std::deque<std::vector<SwitchState>> modes_;  // per target with deferred destinations
+  uint32_t modes_stamp_ = 0;                    // target_stamp_ of modes_.back()
+  const SwitchState* modes_of_ = nullptr;       // phase B: the modes st_ holds
   std::vector<Deferred> deferred_;
   void route_deferred_of(const Deferred& d, uint32_t first, uint32_t last, bool neighbours_only);
   std::vector<uint32_t> broken_;

@@ -78,8 +78,6 @@ uint32_t Engine::order_slot(uint32_t x, uint32_t i, uint32_t k) const {
 // with this one) and whose path stays within the bound; else the least
 // loaded path (busiest link, then sum), free ones first, ties by slot_rank.
 uint32_t Engine::choose_up(uint32_t x, uint32_t f) {
-  auto [cf, count] = candidates(x);
-  if (count == 0) return kNone;
   const uint32_t nom = nominal_up(x);
   auto cost = [&](uint32_t e) {
     PathCost p = f == 0 ? PathCost{} : path_cost(remote(e), f, 4);
@@ -115,6 +113,8 @@ uint32_t Engine::choose_up(uint32_t x, uint32_t f) {
   }
   // None within the bound: among the paths no busier than the least loaded
   // one (or the bound), a free one, then the least loaded.
+  auto [cf, count] = candidates(x);
+  if (count == 0) return kNone;
   uint64_t least = UINT64_MAX;
   cost_.clear();
   for (uint32_t c = cf; c < cf + count; ++c) {
@@ -177,7 +177,14 @@ void Engine::absorb(Engine& other) {
 // their flows all the way (the first pass).
 void Engine::route_deferred_of(const Deferred& d, uint32_t first, uint32_t last, bool neighbours_only) {
   const std::vector<uint32_t>& list = broken_;
-  if (target_ != d.t) prepare_target(d.t);
+  if (target_ != d.t || modes_of_ != d.modes) {
+    // The modes toward the target as phase A had them.
+    std::copy(d.modes, d.modes + g_.num_switches(), st_.begin());
+    modes_of_ = d.modes;
+    target_ = d.t;
+    ++target_stamp_;  // candidate lists start afresh
+    cand_.clear();
+  }
   column_ = d.column;
   ++stamp_;  // a new destination: marks start afresh
   set_digits(d.t, d.slot);

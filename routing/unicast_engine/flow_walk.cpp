@@ -280,10 +280,22 @@ void Engine::route_destination_flows(uint32_t t, uint32_t slot) {
       flow_[y] += f;
     }
   }
-  if (broken_.size() > d.first_broken) deferred_.push_back(d);
+  if (broken_.size() > d.first_broken) defer(d);
   for (uint32_t y : down_list_) {
     if (!routed(y)) down_pick(y);
   }
+}
+
+// Records a destination with switches left for phase B, with a copy of the
+// modes toward its leaf (one per target and lane), so that phase B need not
+// work them out again.
+void Engine::defer(Deferred d) {
+  if (modes_stamp_ != target_stamp_) {
+    modes_stamp_ = target_stamp_;
+    modes_.emplace_back(st_.begin(), st_.end());
+  }
+  d.modes = modes_.back().data();
+  deferred_.push_back(d);
 }
 
 // A switch whose nominal path is broken: if it has flows to send or may get
@@ -292,8 +304,10 @@ void Engine::route_destination_flows(uint32_t t, uint32_t slot) {
 void Engine::defer_or_route(uint32_t x) {
   if (ca_begin_[x] != ca_begin_[x + 1] || fed_[x] == stamp_) {
     broken_.push_back(x);
-    auto [cf, count] = candidates(x);
-    for (uint32_t c = cf; c < cf + count; ++c) fed_[remote(cand_[c])] = stamp_;
+    // Every switch above it may get its flows (its candidates are among
+    // them; marking the others costs nothing: they do not wait unless
+    // their own nominal path is broken too).
+    for (uint32_t i = up_begin_[x]; i < up_begin_[x + 1]; ++i) fed_[up_rec_[i].remote] = stamp_;
     return;
   }
   const uint32_t e = nominal_up(x);
@@ -380,7 +394,7 @@ void Engine::route_leaves(uint32_t t, uint32_t slot) {
       column_[x] = ForwardingTables::kNoPath;
       defer_or_route(x);
     }
-    deferred_.push_back(d);
+    defer(d);
   }
 }
 
