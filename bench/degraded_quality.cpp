@@ -30,6 +30,7 @@
 #include "routing/routing_plan.h"
 #include "routing/unicast_engine.h"
 #include "tests/routing/cut_oracle.h"
+#include "tests/routing/path_stability.h"
 #include "tests/routing/degradations.h"
 
 namespace {

@@ -115,7 +115,8 @@ class Engine {
   void setup_flows(const RoutingOptions& options);
   void route_destination_flows(uint32_t t, uint32_t slot);
   void defer_or_route(uint32_t x);
-  void prepare_template(uint32_t t);
+  void mark_nominal(uint32_t x);
+  void prepare_template();
   void route_leaves(uint32_t t, uint32_t slot);
   void set_digits(uint32_t t, uint32_t slot);
   uint32_t next_entry(uint32_t s) const;

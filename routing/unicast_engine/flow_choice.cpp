@@ -170,8 +170,7 @@ void Engine::absorb(Engine& other) {
   other.deferred_.clear();
 }
 
-// Phase B: first every destination's broken switches (in phase A's order),
-// then every destination's short leaves.
+// Phase B: every destination's waiting switches, in phase A's order.
 // Phase B of one destination: its waiting switches broken_[first, last);
 // `neighbours_only`: only the ring neighbours of its leaf that can send
 // their flows all the way (the first pass).

@@ -246,6 +246,14 @@ void Engine::push_flows(uint32_t y, uint32_t add) {
   }
 }
 
+// The nominal up entry of x (nom_) and whether its nominal path is whole
+// (valid_): the switches above must be marked first (top-down).
+void Engine::mark_nominal(uint32_t x) {
+  const uint32_t e = nominal_up(x);
+  nom_[x] = e;
+  valid_[x] = e != kNone && (is_down(st_[remote(e)].mode) ? nominal_down(remote(e)) != kNone : valid_[remote(e)]);
+}
+
 // Phase A of one destination: nominal switches route and send their flows;
 // the others wait for phase B (listed bottom-up in broken_).
 void Engine::route_destination_flows(uint32_t t, uint32_t slot) {
@@ -255,11 +263,7 @@ void Engine::route_destination_flows(uint32_t t, uint32_t slot) {
     return;
   }
   // Whole nominal paths, from the top down (up_list_ is top-down).
-  for (uint32_t x : up_list_) {
-    const uint32_t e = nominal_up(x);
-    nom_[x] = e;
-    valid_[x] = e != kNone && (is_down(st_[remote(e)].mode) ? nominal_down(remote(e)) != kNone : valid_[remote(e)]);
-  }
+  for (uint32_t x : up_list_) mark_nominal(x);
   Deferred d{column_, t, slot, static_cast<uint32_t>(broken_.size())};
   for (auto it = up_list_.rbegin(); it != up_list_.rend(); ++it) {
     const uint32_t x = *it;
@@ -320,7 +324,7 @@ void Engine::defer_or_route(uint32_t x) {
 // (and again if its digits differ) into a template column, which each
 // destination copies; then each leaf routes and sends its CAs' flows down
 // its whole path.
-void Engine::prepare_template(uint32_t t) {
+void Engine::prepare_template() {
   const uint32_t n = g_.num_switches();
   template_stamp_ = target_stamp_;
   template_digits_ = digit_;
@@ -330,10 +334,7 @@ void Engine::prepare_template(uint32_t t) {
   upper_broken_.clear();
   leaves_up_.clear();
   for (uint32_t x : up_list_) {
-    if (rk_.rank[x] == 0) continue;
-    const uint32_t e = nominal_up(x);
-    nom_[x] = e;
-    valid_[x] = e != kNone && (is_down(st_[remote(e)].mode) ? nominal_down(remote(e)) != kNone : valid_[remote(e)]);
+    if (rk_.rank[x] != 0) mark_nominal(x);
   }
   for (auto it = up_list_.rbegin(); it != up_list_.rend(); ++it) {
     const uint32_t x = *it;
@@ -358,7 +359,7 @@ void Engine::prepare_template(uint32_t t) {
 void Engine::route_leaves(uint32_t t, uint32_t slot) {
   // The digits above the leaves' (rank 0) decide the template.
   if (template_stamp_ != target_stamp_ || !std::equal(digit_.begin() + 1, digit_.end(), template_digits_.begin() + 1)) {
-    prepare_template(t);
+    prepare_template();
   }
   const uint8_t own = column_[t];
   std::copy(template_.begin(), template_.end(), column_);

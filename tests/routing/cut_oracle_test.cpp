@@ -11,6 +11,7 @@
 #include "routing/unicast_engine.h"
 #include "routing/verifier.h"
 #include "tests/routing/cut_oracle.h"
+#include "tests/routing/path_stability.h"
 #include "tests/routing/degradations.h"
 #include "tests/routing/test_fabrics.h"
 
