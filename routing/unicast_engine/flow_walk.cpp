@@ -210,15 +210,17 @@ uint32_t Engine::next_entry(uint32_t s) const {
 uint32_t Engine::nominal_down(uint32_t y) const { return down_stamp_[y] == stamp_ ? down_nom_[y] : kNone; }
 
 // The down entry of a switch that goes down toward the destination: the one
-// it has, else its nominal one, else the least loaded of its candidates.
+// it has, else its nominal one, else one of its candidates by the
+// destination's digit (D-mod-K over what is there, offset per switch). Not by
+// load: a column's phase A then depends on the fabric and the destination
+// only, never on the columns routed before it, which is what lets an
+// incremental reroute re-decide only the columns a change touches.
 uint32_t Engine::down_pick(uint32_t y) {
   if (routed(y)) return next_entry(y);
   uint32_t best = nominal_down(y);
   if (best == kNone) {
     auto [cf, count] = candidates(y);
-    for (uint32_t i = cf; i < cf + count; ++i) {
-      if (best == kNone || load_[cand_[i]] < load_[best]) best = cand_[i];
-    }
+    if (count > 0) best = cand_[cf + (digit_[rk_.rank[y]] + seq_[y]) % count];
   }
   if (best != kNone) put(y, port(best));
   return best;
