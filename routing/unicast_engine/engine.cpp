@@ -98,16 +98,25 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
     batch_.assign(batch_cap_ * n, ForwardingTables::kNoPath);
   }
   target_seq_ = static_cast<uint32_t>(first);
+  std::vector<Lid> ca_lids;        // the current target's CA LIDs, in order
+  std::vector<size_t> ca_columns;  // their batch columns (kSkipped: not re-walked)
+  constexpr size_t kSkipped = SIZE_MAX;
   for (size_t li = first; li < last; ++li) {
     uint32_t t = leaves[li];
     prepare_target(t);
     ++target_seq_;
-    uint32_t ca_lids = 0;
-    for (uint32_t i = ca_begin_[t]; i < ca_begin_[t + 1]; ++i) ca_lids += 1u << fabric_.port(ca_ports_[i]).lmc;
+    if (memo_ != nullptr) save_modes(t);
+    // An incremental route re-walks only the columns the change can touch
+    // (dirty_); the others keep the tables they have.
+    const bool touched = prior_ == nullptr || mark_dirty(t);
+    uint32_t ca_lid_count = 0;
+    for (uint32_t i = ca_begin_[t]; i < ca_begin_[t + 1]; ++i) ca_lid_count += 1u << fabric_.port(ca_ports_[i]).lmc;
     const Port& p0 = fabric_.port(fabric_.node(g_.node(t)).first_port);
     const uint32_t own_lids = p0.lid.valid() ? 1u << p0.lmc : 0;
-    reserve_columns(ca_lids + own_lids);
+    reserve_columns(ca_lid_count + own_lids);
     const size_t first_col = batch_lids_.size();
+    ca_lids.clear();
+    ca_columns.clear();
     for (uint32_t i = ca_begin_[t]; i < ca_begin_[t + 1]; ++i) {
       const Port& p = fabric_.port(ca_ports_[i]);
       uint8_t leaf_port = g_.attach_port(ca_ports_[i]);
@@ -115,7 +124,18 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
       for (uint32_t k = 0; k < (1u << p.lmc); ++k) {
         Lid lid{static_cast<uint16_t>(p.lid.value + k)};
         if (!lid.valid()) continue;
-        route_destination(lid, t, leaf_port, (leaf_port - base_down_[rk_.rank[t]]) * (1u << p.lmc) + k);
+        ca_lids.push_back(lid);
+        if (prior_ != nullptr && (!touched || !dirty_[lid.value])) {
+          ca_columns.push_back(kSkipped);
+          ++report_.lids_routed;
+        } else {
+          if (prior_ != nullptr) {
+            subtract_old_column(lid, t);
+            ++columns_recomputed_;
+          }
+          ca_columns.push_back(batch_lids_.size());
+          route_destination(lid, t, leaf_port, (leaf_port - base_down_[rk_.rank[t]]) * (1u << p.lmc) + k);
+        }
         account_ca_destination(lid, ca_ports_[i], last_hop_drained);
       }
     }
@@ -123,7 +143,7 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
     // The leaf's own LID follows the route of one of its CA LIDs (picked by
     // GUID rank, so switch-LID traffic spreads over the slots), ending at
     // port 0: the same up*/down* paths, without a walk of its own.
-    const size_t routed_cas = batch_lids_.size() - first_col;
+    const size_t routed_cas = ca_lids.size();
     for (uint32_t k = 0; k < own_lids; ++k) {
       Lid lid{static_cast<uint16_t>(p0.lid.value + k)};
       if (!lid.valid()) continue;
@@ -133,7 +153,11 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
         finish_columns(col);
         continue;
       }
-      const size_t from_col = first_col + guid_rank_[t] % routed_cas;
+      const size_t from_col = ca_columns[guid_rank_[t] % routed_cas];
+      if (from_col == kSkipped) {  // copies a column that did not change
+        ++report_.lids_routed;
+        continue;
+      }
       const uint8_t* from = batch_.data() + from_col * n;
       begin_column(lid);
       if (flows_) leaf_copies_.emplace_back(column_, from);

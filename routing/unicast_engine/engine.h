@@ -26,8 +26,10 @@
 #include "routing/fabric.h"
 #include "routing/lft.h"
 #include "routing/ranking.h"
+#include "routing/reroute.h"
 #include "routing/switch_graph.h"
 #include "routing/unicast_engine.h"
+#include "routing/unicast_engine/incremental.h"
 #include "routing/unicast_engine/substitute_spines.h"
 
 namespace railyard::routing::unicast {
@@ -96,6 +98,24 @@ class Engine {
   void absorb(Engine& other);
   void route_deferred();
 
+  // Incremental reroute (incremental.cpp). Before run(): `prior` makes run()
+  // re-walk only the columns the change can touch; `memo` receives what the
+  // next incremental route needs. After absorb(): take_prior_loads() turns
+  // phase A's loads into those of the whole fabric (false: the change
+  // touched a column it should not have, route in full instead);
+  // export_memo() stores them and the deferred columns.
+  void set_incremental(const Prior* prior, RouteMemo* memo) {
+    prior_ = prior;
+    memo_ = memo;
+  }
+  bool take_prior_loads(const std::vector<const Engine*>& lanes);
+  void export_memo();
+  // The nominal slots (positions as cabled) against the memo's / into it.
+  bool same_slots(const RouteMemo& memo) const;
+  void export_slots(RouteMemo& memo) const;
+  uint32_t targets_touched() const { return targets_touched_; }
+  uint32_t columns_recomputed() const { return columns_recomputed_; }
+
  private:
   // engine.cpp
   void build_ca_lists();
@@ -129,6 +149,12 @@ class Engine {
   uint32_t order_slot(uint32_t x, uint32_t i, uint32_t k) const;
   void route_flows_of(uint32_t x);
   PathCost path_cost(uint32_t y, uint32_t add, uint32_t depth);
+
+  // incremental.cpp
+  void save_modes(uint32_t t);
+  bool mark_dirty(uint32_t t);
+  void chain_digits(uint32_t t, uint32_t slot);
+  void subtract_old_column(Lid lid, uint32_t t);
 
   // destination_walk.cpp
   void route_destination(Lid lid, uint32_t t, uint8_t port_at_target, uint32_t slot);
@@ -260,6 +286,7 @@ class Engine {
   // and first switch in broken_ (bottom-up).
   struct Deferred {
     uint8_t* column;  // in the batch of the lane that took it
+    Lid lid;
     uint32_t t, slot, first_broken;
     const SwitchState* modes = nullptr;  // toward t, in modes_ of that lane
   };
@@ -285,12 +312,28 @@ class Engine {
   uint64_t& extra(uint32_t a, uint32_t b) { return extras_[static_cast<size_t>(a) * num_leaves_ + b]; }
   std::vector<std::pair<uint8_t*, const uint8_t*>> leaf_copies_;  // (leaf LID column, CA column it copies)
 
+  // Incremental reroute (incremental.cpp).
+  const Prior* prior_ = nullptr;
+  RouteMemo* memo_ = nullptr;
+  std::vector<uint8_t> dirty_;         // per LID of the current target: re-walk its column
+  std::vector<uint64_t> old_load_;     // per switch x 256 ports: phase A loads of the re-walked columns before
+  std::vector<uint32_t> up_changed_;   // changed links that are up candidates toward the current target
+  std::vector<uint32_t> chain_digit_;  // per rank: chain_digits' result
+  uint32_t targets_touched_ = 0, columns_recomputed_ = 0;
+
   // CA ports by switch.
   std::vector<uint32_t> ca_begin_;
   std::vector<PortId> ca_ports_;
   std::vector<PortId> detached_;
   uint32_t total_ca_ports_ = 0;
 };
+
+// The route itself (route_unicast.cpp): route_unicast without `prior` and
+// `memo`; an incremental one (reroute.cpp) with them. With `prior`, falls
+// back to a full route when the change is beyond what it can take (stats
+// says why).
+Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& options, const Prior* prior,
+                                  RouteMemo* memo, RerouteStats* stats);
 
 // What route_switch_turns did: the turn switches, one per component of the
 // switch graph that needed one and had a qualifying switch (none when every

@@ -266,7 +266,7 @@ void Engine::route_destination_flows(uint32_t t, uint32_t slot) {
   }
   // Whole nominal paths, from the top down (up_list_ is top-down).
   for (uint32_t x : up_list_) mark_nominal(x);
-  Deferred d{column_, t, slot, static_cast<uint32_t>(broken_.size())};
+  Deferred d{column_, lid_, t, slot, static_cast<uint32_t>(broken_.size())};
   for (auto it = up_list_.rbegin(); it != up_list_.rend(); ++it) {
     const uint32_t x = *it;
     if (!valid_[x]) {
@@ -366,7 +366,7 @@ void Engine::route_leaves(uint32_t t, uint32_t slot) {
   const uint8_t own = column_[t];
   std::copy(template_.begin(), template_.end(), column_);
   column_[t] = own;
-  Deferred d{column_, t, slot, static_cast<uint32_t>(broken_.size())};
+  Deferred d{column_, lid_, t, slot, static_cast<uint32_t>(broken_.size())};
   queue_.clear();
   for (uint32_t x : leaves_up_) {
     const uint32_t e = nominal_up(x);

@@ -15,6 +15,18 @@ namespace railyard::routing {
 using unicast::Engine;
 
 Result<RoutingResult> route_unicast(const Fabric& fabric, const RoutingOptions& options) {
+  return unicast::route_lanes(fabric, options, nullptr, nullptr, nullptr);
+}
+
+namespace unicast {
+
+Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& options, const Prior* prior,
+                                  RouteMemo* memo, RerouteStats* stats) {
+  auto in_full = [&](std::string why) {
+    stats->incremental = false;
+    stats->full_reason = std::move(why);
+    return route_lanes(fabric, options, nullptr, memo, nullptr);
+  };
   if (!fabric.has_lids()) return Error{"the fabric has no LIDs; assign them first (assign_lids)"};
   if (!options.drained.empty() && options.drained.size() != fabric.num_links()) {
     return Error{"drained mask has " + std::to_string(options.drained.size()) + " entries for " +
@@ -36,11 +48,31 @@ Result<RoutingResult> route_unicast(const Fabric& fabric, const RoutingOptions& 
     roots.push_back(s);
   }
   Ranking ranking = rank_switches(graph, roots);
+  if (prior != nullptr) {
+    if (!options.flow_balance || ranking.kind != RankingKind::kFromCas) {
+      return in_full("not balanced by flows on a tree ranked from its CAs");
+    }
+    if (ranking.kind != prior->memo->kind || ranking.rank != prior->memo->rank) return in_full("the ranking moved");
+  }
+  if (memo != nullptr) {
+    const uint32_t n = graph.num_switches();
+    memo->switches = n;
+    memo->kind = ranking.kind;
+    memo->rank = ranking.rank;
+    memo->flows = options.flow_balance;
+    memo->modes_at.assign(n, RouteMemo::kNoModes);
+    uint32_t targets = 0;
+    for (uint32_t s = 0; s < n; ++s) {
+      if (graph.num_cas(s) > 0) memo->modes_at[s] = targets++;
+    }
+    memo->modes.assign(static_cast<size_t>(targets) * n, 0);
+  }
   // Shared by both lanes, read only.
   const unicast::SubstituteSpines substitutes(fabric, graph, ranking, options);
 
   RoutingResult out;
-  out.tables = ForwardingTables(graph.num_switches(), fabric.max_lid().value + 1u);
+  // Incremental: the columns not re-walked keep the tables they had.
+  out.tables = prior != nullptr ? *prior->tables : ForwardingTables(graph.num_switches(), fabric.max_lid().value + 1u);
   out.report.ranking = ranking.kind;
   out.report.levels = ranking.levels;
   out.report.roots = static_cast<uint32_t>(ranking.roots.size());
@@ -70,14 +102,47 @@ Result<RoutingResult> route_unicast(const Fabric& fabric, const RoutingOptions& 
     for (auto& t : threads) t.join();
     if (failure) std::rethrow_exception(failure);
   };
+  // The prior's changed links, lower switch first.
+  Prior ordered;
+  if (prior != nullptr) {
+    ordered = *prior;
+    for (ChangedLink& c : ordered.changed) {
+      if (ranking.rank[c.lower] > ranking.rank[c.upper]) {
+        std::swap(c.lower, c.upper);
+        std::swap(c.lower_port, c.upper_port);
+      }
+      if (ranking.rank[c.lower] == ranking.rank[c.upper]) return in_full("a changed link joins two switches of one rank");
+    }
+  }
+  bool slots_moved = false;
   in_lanes([&](uint32_t lane) {
     engines[lane] = std::make_unique<Engine>(fabric, options, graph, ranking, substitutes, out.tables, reports[lane]);
+    if (prior != nullptr && !engines[lane]->same_slots(*prior->memo)) {
+      slots_moved = true;
+      return;
+    }
+    engines[lane]->set_incremental(prior != nullptr ? &ordered : nullptr, memo);
     engines[lane]->run(options, lane, kLanes);
   });
+  if (slots_moved) return in_full("the nominal slots moved (a switch died or came back)");
   if (options.flow_balance) {
     // The displaced flows see every lane's nominal ones: one pass, in order.
     for (uint32_t lane = 1; lane < kLanes; ++lane) engines[0]->absorb(*engines[lane]);
+    if (prior != nullptr) {
+      std::vector<const Engine*> lanes;
+      for (const auto& e : engines) lanes.push_back(e.get());
+      if (!engines[0]->take_prior_loads(lanes)) return in_full("a column that used a link now gone was not re-walked");
+    }
+    if (memo != nullptr) engines[0]->export_memo();
     engines[0]->route_deferred();
+  }
+  if (memo != nullptr) engines[0]->export_slots(*memo);
+  if (stats != nullptr) {
+    stats->incremental = prior != nullptr;
+    for (const auto& e : engines) {
+      stats->targets_touched += e->targets_touched();
+      stats->columns_recomputed += e->columns_recomputed();
+    }
   }
   in_lanes([&](uint32_t lane) { engines[lane]->flush(); });
   for (const RoutingReport& r : reports) {
@@ -102,4 +167,5 @@ Result<RoutingResult> route_unicast(const Fabric& fabric, const RoutingOptions& 
   return out;
 }
 
+}  // namespace unicast
 }  // namespace railyard::routing

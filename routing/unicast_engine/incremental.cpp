@@ -1,0 +1,198 @@
+// Incremental reroute, the engine's side (routing/reroute.h says what it
+// promises; reroute.cpp drives it).
+//
+// A route keeps, per target leaf, the modes of every switch toward it; the
+// loads phase A left; and phase A's columns of the destinations that phase B
+// finished (RouteMemo). After a change of switch links, run() prepares every
+// target as a full route does and re-walks a CA column only if it may differ:
+//  - the modes toward its leaf differ from the memo's: every column of the
+//    leaf (a distance or a mode moved, so may any choice);
+//  - a changed link may be a down candidate toward the leaf (the leaf hangs
+//    below it: its chain and cones may move): every column;
+//  - phase B finished the column before: it is taken again (phase B is
+//    re-run in full and starts from phase A's column);
+//  - a changed link (lower switch u, port pu) may be an up candidate of u
+//    toward the leaf: the columns where u's entry is not its nominal up port
+//    (a fallback, a deferred switch, or none), and those whose nominal up
+//    port at u is pu.
+// Else the column is unchanged. With the modes the same, the candidates of a
+// switch change only at the ends of a changed link; phase A takes a switch's
+// nominal port when its nominal path is whole, and that path climbs through
+// nominal ports, then down the destination's chain (which a changed link
+// below u would have made a down candidate): so a switch whose nominal port
+// is not pu keeps its entry and its path's wholeness, and a column where u
+// takes its nominal port, not pu, is the same. tests/routing/reroute_test.cpp
+// holds this against full routes.
+//
+// Phase A reads no load, so the loads it leaves are a sum over columns: the
+// re-walked columns' old contributions (their flows along their old phase A
+// column, over the cables as cabled) are taken out, their new ones come in
+// as they are walked. A load left on a link that is now down would mean a
+// column that used it was not re-walked: take_prior_loads() then says so and
+// the route is done in full.
+#include <algorithm>
+#include <cstring>
+
+#include "routing/unicast_engine/engine.h"
+
+namespace railyard::routing::unicast {
+
+namespace {
+
+uint32_t pack(SwitchState s) {
+  return static_cast<uint32_t>(s.val) | static_cast<uint32_t>(s.mode) << 16 | static_cast<uint32_t>(s.clean_only) << 24;
+}
+
+bool is_up_mode(Mode m) { return m == Mode::kUp || m == Mode::kUpDrain; }
+
+}  // namespace
+
+void Engine::save_modes(uint32_t t) {
+  const uint32_t n = g_.num_switches();
+  const uint32_t at = memo_->modes_at[t];
+  if (at == RouteMemo::kNoModes) return;
+  uint32_t* out = memo_->modes.data() + static_cast<size_t>(at) * n;
+  for (uint32_t s = 0; s < n; ++s) out[s] = pack(st_[s]);
+}
+
+// The digits of the destination's chain (set_digits without the planes).
+void Engine::chain_digits(uint32_t t, uint32_t slot) {
+  std::fill(chain_digit_.begin(), chain_digit_.end(), 0);
+  chain_digit_[rk_.rank[t]] = slot + leaf_offset_[t];
+  for (uint32_t x = t;;) {
+    const uint32_t k = slots_up_[rk_.rank[x]];
+    if (k == 0) break;
+    const uint32_t want = chain_digit_[rk_.rank[x]] % k;
+    uint32_t e = kNone;
+    for (uint32_t i = 0; i < k && e == kNone; ++i) {
+      const uint32_t c = up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + (want + i) % k];
+      if (c != kNone && cand_ok(remote(c), rev(c))) e = c;
+    }
+    if (e == kNone) break;
+    const uint32_t p = remote(e);
+    chain_digit_[rk_.rank[p]] = down_slot(p, rev(e));
+    x = p;
+  }
+}
+
+// Which CA columns of target t to re-walk (dirty_, by LID); false if none.
+bool Engine::mark_dirty(uint32_t t) {
+  const uint32_t n = g_.num_switches();
+  const RouteMemo& memo = *prior_->memo;
+  const ForwardingTables& old = *prior_->tables;
+  if (dirty_.size() != old.num_lids()) dirty_.assign(old.num_lids(), 0);
+  if (chain_digit_.size() != digit_.size()) chain_digit_.assign(digit_.size(), 0);
+  bool all = memo.modes_at[t] == RouteMemo::kNoModes;
+  if (!all) {
+    const uint32_t* before = memo.modes.data() + static_cast<size_t>(memo.modes_at[t]) * n;
+    for (uint32_t s = 0; s < n && !all; ++s) all = before[s] != pack(st_[s]);
+  }
+  up_changed_.clear();
+  for (uint32_t i = 0; i < prior_->changed.size() && !all; ++i) {
+    const ChangedLink& c = prior_->changed[i];
+    const SwitchState su = st_[c.lower], sv = st_[c.upper];
+    if (su.val == kInf || sv.val == kInf) continue;
+    // Whatever the link's state: could it be a candidate?
+    if (is_down(sv.mode) && is_down(su.mode) && su.val + 1 == sv.val) all = true;
+    if (is_up_mode(su.mode) && sv.val + 1 == su.val) up_changed_.push_back(i);
+  }
+  bool any = false;
+  for (uint32_t i = ca_begin_[t]; i < ca_begin_[t + 1]; ++i) {
+    const Port& p = fabric_.port(ca_ports_[i]);
+    const uint8_t leaf_port = g_.attach_port(ca_ports_[i]);
+    for (uint32_t k = 0; k < (1u << p.lmc); ++k) {
+      const Lid lid{static_cast<uint16_t>(p.lid.value + k)};
+      if (!lid.valid()) continue;
+      bool d = all || memo.deferred[lid.value] != 0;
+      if (!d && !up_changed_.empty()) {
+        chain_digits(t, (leaf_port - base_down_[rk_.rank[t]]) * (1u << p.lmc) + k);
+        for (uint32_t ci : up_changed_) {
+          const ChangedLink& c = prior_->changed[ci];
+          const uint32_t r = rk_.rank[c.lower];
+          const uint32_t slots = slots_up_[r];
+          const uint32_t nominal = slots == 0 ? 0 : base_up_[r] + chain_digit_[r] % slots;
+          if (slots == 0 || nominal == c.lower_port || old.get(c.lower, lid) != nominal) d = true;
+        }
+      }
+      dirty_[lid.value] = d ? 1 : 0;
+      any = any || d;
+    }
+  }
+  if (any) ++targets_touched_;
+  return any;
+}
+
+// Takes the flows of LID's old phase A column out of the loads (old_load_,
+// by switch port): every leaf routed in phase A sends its CAs' flows along
+// the column to the target.
+void Engine::subtract_old_column(Lid lid, uint32_t t) {
+  const uint32_t n = g_.num_switches();
+  const RouteMemo& memo = *prior_->memo;
+  if (old_load_.empty()) old_load_.assign(static_cast<size_t>(n) * 256, 0);
+  const uint8_t* deferred =
+      memo.deferred[lid.value] ? memo.deferred_columns.data() + static_cast<size_t>(memo.deferred_at[lid.value]) * n
+                               : nullptr;
+  auto entry = [&](uint32_t s) { return deferred ? deferred[s] : prior_->tables->get(s, lid); };
+  for (uint32_t x = 0; x < n; ++x) {
+    const uint32_t f = ca_begin_[x + 1] - ca_begin_[x];
+    if (f == 0 || x == t || rk_.rank[x] != 0) continue;
+    uint32_t y = x;
+    for (uint32_t hops = 0; y != t && hops < n; ++hops) {
+      const uint8_t p = entry(y);
+      if (p == ForwardingTables::kNoPath || p == 0) break;
+      old_load_[static_cast<size_t>(y) * 256 + p] += f;
+      y = prior_->cable[static_cast<size_t>(y) * 256 + p];
+      if (y == kNone) break;
+    }
+  }
+}
+
+bool Engine::take_prior_loads(const std::vector<const Engine*>& lanes) {
+  const uint32_t n = g_.num_switches();
+  const RouteMemo& memo = *prior_->memo;
+  // Loads before, less the re-walked columns' (every lane's), per port.
+  std::vector<uint64_t> kept(memo.phase_a_load);
+  for (const Engine* lane : lanes) {
+    if (lane->old_load_.empty()) continue;
+    for (size_t i = 0; i < kept.size(); ++i) kept[i] -= lane->old_load_[i];
+  }
+  for (uint32_t s = 0; s < n; ++s) {
+    for (uint32_t p = 0; p < 256; ++p) {
+      const uint64_t k = kept[static_cast<size_t>(s) * 256 + p];
+      if (k == 0) continue;
+      const uint32_t e = port_entry_[static_cast<size_t>(s) * 256 + p];
+      if (e == kNone) return false;  // flows left on a link now gone
+      load_[e] += k;
+    }
+  }
+  return true;
+}
+
+bool Engine::same_slots(const RouteMemo& memo) const {
+  return memo.base_up == base_up_ && memo.base_down == base_down_ && memo.slots_up == slots_up_;
+}
+
+void Engine::export_slots(RouteMemo& memo) const {
+  memo.base_up = base_up_;
+  memo.base_down = base_down_;
+  memo.slots_up = slots_up_;
+}
+
+void Engine::export_memo() {
+  const uint32_t n = g_.num_switches();
+  memo_->phase_a_load.assign(static_cast<size_t>(n) * 256, 0);
+  for (uint32_t e = 0; e < ent_.size(); ++e) {
+    memo_->phase_a_load[static_cast<size_t>(owner(e)) * 256 + port(e)] = load_[e];
+  }
+  memo_->deferred.assign(tables_.num_lids(), 0);
+  memo_->deferred_at.assign(tables_.num_lids(), 0);
+  memo_->deferred_columns.resize(deferred_.size() * static_cast<size_t>(n));
+  for (size_t i = 0; i < deferred_.size(); ++i) {
+    const Deferred& d = deferred_[i];
+    memo_->deferred[d.lid.value] = 1;
+    memo_->deferred_at[d.lid.value] = static_cast<uint32_t>(i);
+    std::memcpy(memo_->deferred_columns.data() + i * n, d.column, n);
+  }
+}
+
+}  // namespace railyard::routing::unicast

@@ -1,0 +1,55 @@
+// Internal to the unicast engine: what a route keeps for an incremental one
+// (RouteMemo, routing/reroute.h) and what an incremental route is given
+// (Prior). incremental.cpp says how they are used.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "routing/lft.h"
+#include "routing/ranking.h"
+#include "routing/types.h"
+
+namespace railyard::routing {
+
+struct RouteMemo {
+  uint32_t switches = 0;
+  RankingKind kind = RankingKind::kFromCas;
+  std::vector<uint32_t> rank;
+  std::vector<uint32_t> base_up, base_down, slots_up;  // per rank (Engine::compute_slots)
+  // Per leaf with CAs: the modes of every switch toward it (SwitchState
+  // bytes, Engine::prepare_target), at modes_at[leaf] * switches.
+  std::vector<uint32_t> modes_at;  // per switch: kNoModes unless a target
+  std::vector<uint32_t> modes;     // packed SwitchState, 4 bytes each
+  static constexpr uint32_t kNoModes = UINT32_MAX;
+  // Loads phase A left (all-to-all flows per switch port, at switch * 256 +
+  // port), before phase B.
+  std::vector<uint64_t> phase_a_load;
+  // Destinations phase B finished: their column as phase A left it.
+  std::vector<uint8_t> deferred;  // per LID: 1 = deferred
+  std::vector<uint32_t> deferred_at;  // per LID: offset / switches in deferred_columns
+  std::vector<uint8_t> deferred_columns;
+  bool flows = false;
+};
+
+namespace unicast {
+
+// A switch link whose state or drain differs between the fabric routed
+// before and the one routed now.
+struct ChangedLink {
+  uint32_t lower = 0, upper = 0;  // switch indices, by rank (lower first)
+  uint8_t lower_port = 0, upper_port = 0;
+};
+
+// Given to the engines of an incremental route.
+struct Prior {
+  const RouteMemo* memo = nullptr;
+  const ForwardingTables* tables = nullptr;  // the route before
+  std::vector<ChangedLink> changed;
+  // Per switch x 256 ports: the switch at the far end of the cable, in any
+  // state (kNone: none), to walk old columns over links now down.
+  std::vector<uint32_t> cable;
+};
+
+}  // namespace unicast
+}  // namespace railyard::routing

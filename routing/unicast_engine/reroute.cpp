@@ -1,0 +1,120 @@
+// Incremental reroute, the driver (routing/reroute.h): checks that the two
+// fabrics differ only in switch links, lists the links that changed, and
+// runs the route with the memo (incremental.cpp has the engine's side).
+#include "routing/reroute.h"
+
+#include <string>
+
+#include "routing/switch_graph.h"
+#include "routing/unicast_engine/engine.h"
+#include "routing/unicast_engine/incremental.h"
+
+namespace railyard::routing {
+
+namespace {
+
+using unicast::ChangedLink;
+using unicast::Prior;
+
+Result<TrackedRouting> tracked(const Fabric& fabric, const RoutingOptions& options, const Prior* prior,
+                               RerouteStats stats) {
+  auto memo = std::make_shared<RouteMemo>();
+  auto routed = unicast::route_lanes(fabric, options, prior, memo.get(), &stats);
+  if (!routed.ok()) return routed.error();
+  TrackedRouting out;
+  out.result = std::move(routed).value();
+  for (uint32_t at : memo->modes_at) stats.targets += at != RouteMemo::kNoModes ? 1 : 0;
+  for (NodeId ca : fabric.cas()) {
+    const Node& node = fabric.node(ca);
+    for (uint32_t p = 1; p <= node.num_ports; ++p) {
+      const Port& port = fabric.port(PortId(node.first_port.value() + p));
+      for (uint32_t k = 0; port.lid.valid() && k < (1u << port.lmc); ++k) {
+        stats.columns += Lid{static_cast<uint16_t>(port.lid.value + k)}.valid() ? 1 : 0;
+      }
+    }
+  }
+  out.memo = std::move(memo);
+  out.stats = std::move(stats);
+  return out;
+}
+
+bool drained(const RoutingOptions& o, size_t link) { return !o.drained.empty() && o.drained[link] != 0; }
+
+// Why `before` and `after` are more than a change of switch links, or empty.
+std::string beyond_links(const Fabric& before, const RoutingOptions& bo, const Fabric& after,
+                         const RoutingOptions& ao) {
+  if (before.num_nodes() != after.num_nodes() || before.num_ports() != after.num_ports() ||
+      before.num_links() != after.num_links()) {
+    return "nodes, ports or links were added or removed";
+  }
+  for (size_t i = 0; i < before.num_nodes(); ++i) {
+    const Node &a = before.nodes()[i], &b = after.nodes()[i];
+    if (a.type != b.type || a.guid != b.guid || a.num_ports != b.num_ports) return "a node changed";
+  }
+  for (size_t i = 0; i < before.num_ports(); ++i) {
+    const Port &a = before.ports()[i], &b = after.ports()[i];
+    if (a.lid != b.lid || a.lmc != b.lmc || a.remote != b.remote || a.link != b.link) {
+      return "a LID or a cable changed";
+    }
+  }
+  for (size_t i = 0; i < before.num_links(); ++i) {
+    const Link &a = before.links()[i], &b = after.links()[i];
+    const bool switches = before.is_switch(before.port(a.a).node) && before.is_switch(before.port(a.b).node);
+    if (!switches && (a.state != b.state || drained(bo, i) != drained(ao, i))) return "a CA link changed";
+  }
+  if (bo.roots != ao.roots || bo.leaf_order_key != ao.leaf_order_key || bo.leaf_ring != ao.leaf_ring ||
+      bo.switch_turns != ao.switch_turns || bo.flow_balance != ao.flow_balance ||
+      bo.substitute_planes != ao.substitute_planes) {
+    return "the options changed beyond the drained links";
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<TrackedRouting> route_unicast_tracked(const Fabric& fabric, const RoutingOptions& options) {
+  return tracked(fabric, options, nullptr, RerouteStats{});
+}
+
+Result<TrackedRouting> reroute_unicast(const Fabric& before, const RoutingOptions& before_options,
+                                       const TrackedRouting& routed, const Fabric& after,
+                                       const RoutingOptions& after_options) {
+  RerouteStats stats;
+  stats.full_reason = routed.memo == nullptr ? "no memo" : beyond_links(before, before_options, after, after_options);
+  if (!stats.full_reason.empty()) return tracked(after, after_options, nullptr, std::move(stats));
+  const SwitchGraph graph(after);
+  Prior prior;
+  prior.memo = routed.memo.get();
+  prior.tables = &routed.result.tables;
+  const uint32_t n = graph.num_switches();
+  if (routed.memo->switches != n || routed.result.tables.num_switches() != n ||
+      routed.result.tables.num_lids() != after.max_lid().value + 1u) {
+    stats.full_reason = "the route before is not of this fabric";
+    return tracked(after, after_options, nullptr, std::move(stats));
+  }
+  // Cables as cabled, any state, by switch and port.
+  prior.cable.assign(static_cast<size_t>(n) * 256, unicast::kNone);
+  for (uint32_t s = 0; s < n; ++s) {
+    const Node& node = after.node(graph.node(s));
+    for (uint32_t p = 1; p <= node.num_ports; ++p) {
+      const NodeId far = after.remote_node(PortId(node.first_port.value() + p));
+      if (far.valid() && after.is_switch(far)) prior.cable[static_cast<size_t>(s) * 256 + p] = graph.switch_index(far);
+    }
+  }
+  for (size_t i = 0; i < after.num_links(); ++i) {
+    const Link &a = before.links()[i], &b = after.links()[i];
+    if (a.state == b.state && drained(before_options, i) == drained(after_options, i)) continue;
+    const Port &pa = after.port(b.a), &pb = after.port(b.b);
+    if (!after.is_switch(pa.node) || !after.is_switch(pb.node)) continue;
+    ChangedLink c;
+    c.lower = graph.switch_index(pa.node);
+    c.upper = graph.switch_index(pb.node);
+    c.lower_port = static_cast<uint8_t>(pa.num.value);
+    c.upper_port = static_cast<uint8_t>(pb.num.value);
+    prior.changed.push_back(c);
+  }
+  stats.changed_links = static_cast<uint32_t>(prior.changed.size());
+  return tracked(after, after_options, &prior, std::move(stats));
+}
+
+}  // namespace railyard::routing

@@ -1,0 +1,249 @@
+// Incremental reroute (routing/reroute.h): on many seeded changes of switch
+// links (down, up, drained, undrained, several at once, in sequence), the
+// incremental route must equal a full route of the changed fabric, tables
+// and report, byte for byte; and it must be incremental (re-walk few
+// columns), not a full route in disguise.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "routing/reroute.h"
+#include "routing/rails.h"
+#include "routing/routing_plan.h"
+#include "routing/unicast_engine.h"
+#include "tests/routing/degradations.h"
+#include "tests/routing/test_fabrics.h"
+
+namespace railyard::routing {
+namespace {
+
+using test::Degraded;
+using test::Degrader;
+using test::Tier;
+
+RoutingOptions options_for(const Fabric& f, const std::vector<uint8_t>& drained) {
+  auto planned = plan_routing(f, {}, map_rails(f, {}));
+  EXPECT_TRUE(planned.ok());
+  RoutingOptions o = std::move(planned).value();
+  o.drained = drained;
+  return o;
+}
+
+void expect_same_report(const RoutingReport& a, const RoutingReport& b, const std::string& what) {
+  EXPECT_EQ(a.lids_routed, b.lids_routed) << what;
+  EXPECT_EQ(a.unreachable_pairs, b.unreachable_pairs) << what;
+  EXPECT_EQ(a.drained_pairs, b.drained_pairs) << what;
+  EXPECT_EQ(a.switch_entries_turned, b.switch_entries_turned) << what;
+  EXPECT_EQ(a.turn_switches, b.turn_switches) << what;
+  ASSERT_EQ(a.unreachable.size(), b.unreachable.size()) << what;
+  for (size_t i = 0; i < a.unreachable.size(); ++i) {
+    EXPECT_EQ(a.unreachable[i].lid, b.unreachable[i].lid) << what;
+    EXPECT_EQ(a.unreachable[i].sources, b.unreachable[i].sources) << what;
+  }
+  ASSERT_EQ(a.through_drained.size(), b.through_drained.size()) << what;
+  for (size_t i = 0; i < a.through_drained.size(); ++i) {
+    EXPECT_EQ(a.through_drained[i].lid, b.through_drained[i].lid) << what;
+    EXPECT_EQ(a.through_drained[i].sources, b.through_drained[i].sources) << what;
+  }
+}
+
+// Where the tables differ: the first (switch, LID) and how many entries.
+std::string first_difference(const ForwardingTables& a, const ForwardingTables& b) {
+  uint64_t count = 0;
+  std::string first;
+  for (uint32_t s = 0; s < a.num_switches(); ++s) {
+    for (uint32_t l = 0; l < a.num_lids(); ++l) {
+      const Lid lid{static_cast<uint16_t>(l)};
+      if (a.get(s, lid) == b.get(s, lid)) continue;
+      if (count++ == 0) {
+        first = "switch " + std::to_string(s) + " LID " + std::to_string(l) + ": " + std::to_string(a.get(s, lid)) +
+                " vs " + std::to_string(b.get(s, lid));
+      }
+    }
+  }
+  return std::to_string(count) + " entries differ, first " + first;
+}
+
+// A fabric state: the fabric, its drains and its tracked route.
+struct State {
+  Fabric fabric;
+  std::vector<uint8_t> drained;
+  RoutingOptions options;
+  TrackedRouting routed;
+};
+
+State full(Fabric f, std::vector<uint8_t> drained) {
+  State s{std::move(f), std::move(drained), {}, {}};
+  s.options = options_for(s.fabric, s.drained);
+  auto r = route_unicast_tracked(s.fabric, s.options);
+  EXPECT_TRUE(r.ok());
+  s.routed = std::move(r).value();
+  return s;
+}
+
+// Reroutes `from` to (fabric, drained) incrementally and checks it against a
+// full route; returns the new state.
+State step(const State& from, Fabric f, std::vector<uint8_t> drained, const std::string& what,
+           RerouteStats* stats_out = nullptr) {
+  State to{std::move(f), std::move(drained), {}, {}};
+  to.options = options_for(to.fabric, to.drained);
+  auto inc = reroute_unicast(from.fabric, from.options, from.routed, to.fabric, to.options);
+  EXPECT_TRUE(inc.ok()) << what;
+  auto oracle = route_unicast(to.fabric, to.options);
+  EXPECT_TRUE(oracle.ok()) << what;
+  if (!inc.ok() || !oracle.ok()) return to;
+  to.routed = std::move(inc).value();
+  EXPECT_TRUE(to.routed.result.tables == oracle.value().tables)
+      << what << ": " << first_difference(to.routed.result.tables, oracle.value().tables) << " ("
+      << (to.routed.stats.incremental ? "incremental" : "full: " + to.routed.stats.full_reason) << ", "
+      << to.routed.stats.columns_recomputed << " of " << to.routed.stats.columns << " columns)";
+  expect_same_report(to.routed.result.report, oracle.value().report, what);
+  if (stats_out != nullptr) *stats_out = to.routed.stats;
+  return to;
+}
+
+Fabric with_state(const Fabric& base, const std::vector<LinkId>& links, PortState state) {
+  FabricBuilder b(base);
+  for (LinkId l : links) EXPECT_TRUE(b.set_link_state(l, state).ok());
+  auto built = b.build();
+  EXPECT_TRUE(built.ok());
+  return std::move(built).value();
+}
+
+std::vector<uint8_t> with_drain(const Fabric& f, std::vector<uint8_t> drained, LinkId l, bool on) {
+  if (drained.empty()) drained.assign(f.num_links(), 0);
+  drained[l.value()] = on ? 1 : 0;
+  return drained;
+}
+
+// Switch links up in `f`, in order.
+std::vector<LinkId> up_links(const Degrader& d, const Fabric& f, Tier tier) {
+  std::vector<LinkId> out;
+  for (LinkId l : d.links(tier)) {
+    if (f.link(l).state != PortState::kDown) out.push_back(l);
+  }
+  return out;
+}
+
+// Steps taken and, of those, incremental, over a test's random walks.
+struct WalkCount {
+  int steps = 0, incremental = 0;
+  uint64_t columns = 0, recomputed = 0;
+};
+
+void random_walk(const Fabric& base, uint64_t seed, int steps, const std::string& label, WalkCount& count) {
+  Degrader d(base);
+  std::mt19937_64 rng(seed);
+  // Start healthy or already degraded.
+  Degraded start = seed % 3 == 0 ? d.healthy() : seed % 3 == 1 ? d.cut(3, Tier::kAny, seed) : d.drain(3, Tier::kAny, seed);
+  State s = full(start.fabric, start.drained);
+  std::vector<LinkId> down = start.down;
+  for (int i = 0; i < steps; ++i) {
+    const int kind = static_cast<int>(rng() % 5);
+    const Tier tier = rng() % 2 ? Tier::kLeafSpine : d.links(Tier::kSpineCore).empty() ? Tier::kLeafSpine : Tier::kSpineCore;
+    std::vector<LinkId> live = up_links(d, s.fabric, tier);
+    std::string what = label + " seed " + std::to_string(seed) + " step " + std::to_string(i) + ": ";
+    RerouteStats stats;
+    if ((kind == 0 || kind == 4) && !live.empty()) {  // one or three links down
+      std::vector<LinkId> pick;
+      for (int k = 0; k < (kind == 4 ? 3 : 1) && !live.empty(); ++k) {
+        size_t j = rng() % live.size();
+        pick.push_back(live[j]);
+        live.erase(live.begin() + static_cast<ptrdiff_t>(j));
+      }
+      down.insert(down.end(), pick.begin(), pick.end());
+      s = step(s, with_state(s.fabric, pick, PortState::kDown), s.drained, what + "links down", &stats);
+    } else if (kind == 1 && !down.empty()) {  // one back up
+      size_t j = rng() % down.size();
+      LinkId l = down[j];
+      down.erase(down.begin() + static_cast<ptrdiff_t>(j));
+      s = step(s, with_state(s.fabric, {l}, PortState::kActive), s.drained, what + "link up", &stats);
+    } else if (kind == 2 && !live.empty()) {  // drain
+      LinkId l = live[rng() % live.size()];
+      s = step(s, s.fabric, with_drain(s.fabric, s.drained, l, true), what + "drain", &stats);
+    } else if (kind == 3 && !s.drained.empty()) {  // undrain one
+      std::vector<LinkId> dr;
+      for (uint32_t l = 0; l < s.drained.size(); ++l) {
+        if (s.drained[l]) dr.push_back(LinkId(l));
+      }
+      if (dr.empty()) continue;
+      s = step(s, s.fabric, with_drain(s.fabric, s.drained, dr[rng() % dr.size()], false), what + "undrain", &stats);
+    } else {
+      continue;
+    }
+    ++count.steps;
+    count.incremental += stats.incremental ? 1 : 0;
+    count.columns += stats.columns;
+    count.recomputed += stats.columns_recomputed;
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(Reroute, EqualsAFullRouteOnSeededChangesTwoLevels) {
+  const Fabric base = test::generate(test::roft(32, 8, 2, 32));
+  WalkCount count;
+  for (uint64_t seed = 1; seed <= 12 && !HasFailure(); ++seed) random_walk(base, seed, 8, "2L", count);
+  // Every change is of switch links: all incremental.
+  EXPECT_EQ(count.incremental, count.steps);
+  EXPECT_LT(count.recomputed, count.columns);
+  std::printf("2L: %d steps, %d incremental, %llu of %llu columns re-walked\n", count.steps, count.incremental,
+              static_cast<unsigned long long>(count.recomputed), static_cast<unsigned long long>(count.columns));
+}
+
+TEST(Reroute, EqualsAFullRouteOnSeededChangesThreeLevels) {
+  const Fabric base = test::generate(test::roft(64, 8, 3, 16));
+  WalkCount count;
+  for (uint64_t seed = 1; seed <= 12 && !HasFailure(); ++seed) random_walk(base, seed, 8, "3L", count);
+  EXPECT_EQ(count.incremental, count.steps);
+  EXPECT_LT(count.recomputed, count.columns);
+  std::printf("3L: %d steps, %d incremental, %llu of %llu columns re-walked\n", count.steps, count.incremental,
+              static_cast<unsigned long long>(count.recomputed), static_cast<unsigned long long>(count.columns));
+}
+
+// One link down on a healthy tree re-walks a small share of the columns
+// (those whose nominal path crossed it, a few more at its ends).
+TEST(Reroute, OneLinkDownReWalksFewColumns) {
+  const Fabric base = test::generate(test::roft(64, 8, 3, 16));
+  Degrader d(base);
+  const State healthy = full(base, {});
+  for (Tier tier : {Tier::kLeafSpine, Tier::kSpineCore}) {
+    for (uint64_t seed = 1; seed <= 4; ++seed) {
+      Degraded one = d.link_down(tier, seed);
+      RerouteStats stats;
+      step(healthy, one.fabric, {}, one.name, &stats);
+      EXPECT_TRUE(stats.incremental) << one.name << ": " << stats.full_reason;
+      EXPECT_EQ(stats.changed_links, 1u) << one.name;
+      EXPECT_GT(stats.columns_recomputed, 0u) << one.name;
+      EXPECT_LT(stats.columns_recomputed * 4, stats.columns) << one.name;
+    }
+  }
+}
+
+// Changes beyond switch links are routed in full, and say so.
+TEST(Reroute, ASwitchDownOrACaLinkIsRoutedInFull) {
+  const Fabric base = test::generate(test::roft(32, 8, 2, 32));
+  Degrader d(base);
+  const State healthy = full(base, {});
+  RerouteStats stats;
+  Degraded leaf = d.switch_down(1, 3);  // a leaf: its CA links go too
+  step(healthy, leaf.fabric, {}, leaf.name, &stats);
+  EXPECT_FALSE(stats.incremental);
+  EXPECT_NE(stats.full_reason.find("CA link"), std::string::npos) << stats.full_reason;
+}
+
+TEST(Reroute, WithoutAMemoIsAFullRoute) {
+  const Fabric base = test::generate(test::roft(32, 8, 2, 32));
+  const State healthy = full(base, {});
+  TrackedRouting no_memo = healthy.routed;
+  no_memo.memo.reset();
+  auto r = reroute_unicast(base, healthy.options, no_memo, base, healthy.options);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r.value().stats.incremental);
+  EXPECT_TRUE(r.value().result.tables == healthy.routed.result.tables);
+}
+
+}  // namespace
+}  // namespace railyard::routing
