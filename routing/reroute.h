@@ -57,9 +57,10 @@ Result<TrackedRouting> route_unicast_tracked(const Fabric& fabric, const Routing
 
 // The route of `after` given the route of `before` (same nodes, ports and
 // LIDs; switch links may differ in state, options in the drained links).
-// Same result as route_unicast_tracked(after, after_options).
+// Same result as route_unicast_tracked(after, after_options). Takes the
+// route before by value: moved in, its tables become the new ones in place.
 Result<TrackedRouting> reroute_unicast(const Fabric& before, const RoutingOptions& before_options,
-                                       const TrackedRouting& routed, const Fabric& after,
+                                       TrackedRouting routed, const Fabric& after,
                                        const RoutingOptions& after_options);
 
 }  // namespace railyard::routing

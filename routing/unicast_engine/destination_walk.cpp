@@ -92,12 +92,11 @@ void Engine::route_destination(Lid lid, uint32_t t, uint8_t port_at_target, uint
 void Engine::finish_columns(size_t first) {
   const uint32_t n = g_.num_switches();
   const size_t last = batch_lids_.size();
-  uint8_t* const base = batch_.data();
   // Switches that go down: least-loaded of their down links, on a separate
   // counter so that these backup routes do not steer the chains.
   auto all_routed = [&](uint32_t s) {
     for (size_t col = first; col < last; ++col) {
-      if (base[col * n + s] == ForwardingTables::kNoPath) return false;
+      if (column_at(col)[s] == ForwardingTables::kNoPath) return false;
     }
     return true;
   };
@@ -106,7 +105,7 @@ void Engine::finish_columns(size_t first) {
     auto [cf, count] = candidates(s);
     if (count == 0) continue;
     for (size_t col = first; col < last; ++col) {
-      uint8_t& entry = base[col * n + s];
+      uint8_t& entry = column_at(col)[s];
       if (entry != ForwardingTables::kNoPath) continue;
       uint32_t best = cand_[cf];
       for (uint32_t i = cf + 1; i < cf + count; ++i) {
@@ -125,7 +124,7 @@ void Engine::finish_columns(size_t first) {
     // Offset by the switch index: cursors of like switches advance in step,
     // and the sources of one destination must not all pick the same slot.
     for (size_t col = first; col < last; ++col) {
-      uint8_t& entry = base[col * n + s];
+      uint8_t& entry = column_at(col)[s];
       if (entry != ForwardingTables::kNoPath) continue;
       entry = port(cand_[cf + ((cursor_[s]++ + guid_rank_[s]) % k)]);
     }
@@ -135,24 +134,29 @@ void Engine::finish_columns(size_t first) {
 // Room in the batch for `count` more columns (flushing it if needed).
 void Engine::reserve_columns(size_t count) {
   if (batch_lids_.size() + count > batch_cap_) flush();
-  if (count > batch_cap_) {
-    batch_cap_ = count;
-    batch_.assign(batch_cap_ * g_.num_switches(), ForwardingTables::kNoPath);
-  }
+  batch_cap_ = std::max(batch_cap_, count);
 }
 
 void Engine::begin_column(Lid lid) {
   if (batch_lids_.size() == batch_cap_) flush();
+  const size_t b = batch_lids_.size();
+  const uint32_t n = g_.num_switches();
+  if (b / kChunk >= chunks_.size()) chunks_.emplace_back(new uint8_t[kChunk * n]);
   batch_lids_.push_back(lid);
-  column_ = batch_.data() + (batch_lids_.size() - 1) * g_.num_switches();
-  std::fill(column_, column_ + g_.num_switches(), ForwardingTables::kNoPath);
+  column_ = column_at(b);
+  std::fill(column_, column_ + n, ForwardingTables::kNoPath);
 }
 
 void Engine::flush() {
   const uint32_t n = g_.num_switches();
-  for (uint32_t s = 0; s < n; ++s) {
-    auto row = tables_.row(s);
-    for (size_t b = 0; b < batch_lids_.size(); ++b) row[batch_lids_[b].value] = batch_[b * n + s];
+  for (size_t first = 0; first < batch_lids_.size(); first += kChunk) {
+    const uint8_t* base = chunks_[first / kChunk].get();
+    const size_t count = std::min(kChunk, batch_lids_.size() - first);
+    const Lid* lids = batch_lids_.data() + first;
+    for (uint32_t s = 0; s < n; ++s) {
+      auto row = tables_.row(s);
+      for (size_t b = 0; b < count; ++b) row[lids[b].value] = base[b * n + s];
+    }
   }
   batch_lids_.clear();
 }

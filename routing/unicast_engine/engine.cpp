@@ -43,7 +43,6 @@ Engine::Engine(const Fabric& fabric, const RoutingOptions& options, const Switch
   mark_stamp_.assign(n, 0);
   best_.assign(n, 0);
   queue_.reserve(n);
-  batch_.assign(static_cast<size_t>(batch_cap_) * n, ForwardingTables::kNoPath);
   build_ca_lists();
   compute_slots();
   by_guid_.resize(n);
@@ -81,34 +80,27 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
     });
   }
   const size_t first = leaves.size() * lane / lanes, last = leaves.size() * (lane + 1) / lanes;
-  if (flows_) {
-    // Phase B rewrites columns of every target: the batch keeps them all.
-    size_t columns = 0;
-    for (size_t li = first; li < last; ++li) {
-      const uint32_t t = leaves[li];
-      for (uint32_t i = ca_begin_[t]; i < ca_begin_[t + 1]; ++i) columns += 1u << fabric_.port(ca_ports_[i]).lmc;
-      const Port& p0 = fabric_.port(fabric_.node(g_.node(t)).first_port);
-      if (p0.lid.valid()) columns += 1u << p0.lmc;
-    }
-    for (uint32_t r = lane; r < n; r += lanes) {
-      const Port& p0 = fabric_.port(fabric_.node(g_.node(by_guid_[r])).first_port);
-      if (p0.lid.valid()) columns += 1u << p0.lmc;
-    }
-    batch_cap_ = std::max<size_t>(columns, 1);
-    batch_.assign(batch_cap_ * n, ForwardingTables::kNoPath);
-  }
+  // Phase B rewrites columns of every target: the batch keeps them all.
+  if (flows_) batch_cap_ = SIZE_MAX;
   target_seq_ = static_cast<uint32_t>(first);
   std::vector<Lid> ca_lids;        // the current target's CA LIDs, in order
   std::vector<size_t> ca_columns;  // their batch columns (kSkipped: not re-walked)
   constexpr size_t kSkipped = SIZE_MAX;
   for (size_t li = first; li < last; ++li) {
     uint32_t t = leaves[li];
-    prepare_target(t);
+    // An incremental route takes the modes from the memo when the change
+    // cannot have moved them, and re-walks only the columns the change can
+    // touch (dirty_); the others keep the tables they have.
+    modes_from_memo_ = false;
+    if (prior_ != nullptr && modes_kept(t)) {
+      load_modes(t);
+    } else {
+      prepare_target(t);
+    }
     ++target_seq_;
     if (memo_ != nullptr) save_modes(t);
-    // An incremental route re-walks only the columns the change can touch
-    // (dirty_); the others keep the tables they have.
     const bool touched = prior_ == nullptr || mark_dirty(t);
+    if (touched && modes_from_memo_) list_modes(t);
     uint32_t ca_lid_count = 0;
     for (uint32_t i = ca_begin_[t]; i < ca_begin_[t + 1]; ++i) ca_lid_count += 1u << fabric_.port(ca_ports_[i]).lmc;
     const Port& p0 = fabric_.port(fabric_.node(g_.node(t)).first_port);
@@ -158,7 +150,7 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
         ++report_.lids_routed;
         continue;
       }
-      const uint8_t* from = batch_.data() + from_col * n;
+      const uint8_t* from = column_at(from_col);
       begin_column(lid);
       if (flows_) leaf_copies_.emplace_back(column_, from);
       std::copy(from, from + n, column_);

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -152,6 +153,9 @@ class Engine {
 
   // incremental.cpp
   void save_modes(uint32_t t);
+  bool modes_kept(uint32_t t) const;
+  void load_modes(uint32_t t);
+  void list_modes(uint32_t t);
   bool mark_dirty(uint32_t t);
   void chain_digits(uint32_t t, uint32_t slot);
   void subtract_old_column(Lid lid, uint32_t t);
@@ -238,7 +242,11 @@ class Engine {
   uint32_t target_seq_ = 0;
   std::vector<uint32_t> guid_rank_;  // per switch: rank of its GUID
   std::vector<uint32_t> by_guid_;    // switches in GUID order
-  std::vector<uint8_t> batch_;
+  // The batch in chunks of kChunk columns, so a column stays put while the
+  // batch grows (phase B and the leaf copies hold pointers to columns).
+  static constexpr size_t kChunk = 128;
+  std::vector<std::unique_ptr<uint8_t[]>> chunks_;
+  uint8_t* column_at(size_t b) { return chunks_[b / kChunk].get() + (b % kChunk) * g_.num_switches(); }
   std::vector<Lid> batch_lids_;
   uint8_t* column_ = nullptr;
   std::vector<uint32_t> cursor_;
@@ -319,6 +327,7 @@ class Engine {
   std::vector<uint64_t> old_load_;     // per switch x 256 ports: phase A loads of the re-walked columns before
   std::vector<uint32_t> up_changed_;   // changed links that are up candidates toward the current target
   std::vector<uint32_t> chain_digit_;  // per rank: chain_digits' result
+  bool modes_from_memo_ = false;       // st_ is the memo's (load_modes), not prepared
   uint32_t targets_touched_ = 0, columns_recomputed_ = 0;
 
   // CA ports by switch.

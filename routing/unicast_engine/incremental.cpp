@@ -55,6 +55,69 @@ void Engine::save_modes(uint32_t t) {
   for (uint32_t s = 0; s < n; ++s) out[s] = pack(st_[s]);
 }
 
+SwitchState unpack(uint32_t v) {
+  SwitchState s;
+  s.val = static_cast<uint16_t>(v & 0xFFFF);
+  s.mode = static_cast<Mode>(v >> 16 & 0xFF);
+  s.clean_only = static_cast<uint8_t>(v >> 24);
+  return s;
+}
+
+// Whether the modes toward t are the memo's, provably, without preparing
+// the target: no drains anywhere, and no changed link could be on a
+// shortest legal path it was not on (or the only one it was on). A link
+// (u below v) is on one when u goes down and v goes down through it, or u
+// climbs through it; going down, a distance is the pure down distance (up
+// links of the switch do not count), climbing, one more than the nearest
+// parent's.
+bool Engine::modes_kept(uint32_t t) const {
+  const RouteMemo& memo = *prior_->memo;
+  if (has_drains_ || memo.modes_at[t] == RouteMemo::kNoModes) return false;
+  const uint32_t* m = memo.modes.data() + static_cast<size_t>(memo.modes_at[t]) * g_.num_switches();
+  for (const ChangedLink& c : prior_->changed) {
+    if (c.drain) return false;
+    const SwitchState su = unpack(m[c.lower]), sv = unpack(m[c.upper]);
+    const uint32_t vu = su.val, vv = sv.val;  // kInf when unreachable
+    if (c.up) {
+      if (is_down(su.mode) && su.val != kInf && !(is_down(sv.mode) && vv <= vu + 1)) return false;
+      if (!is_down(su.mode) && vv != kInf && (vu == kInf || vv + 1 < vu)) return false;
+      continue;
+    }
+    if (is_down(su.mode) && is_down(sv.mode) && vu + 1 == vv) return false;
+    if (su.mode == Mode::kUp && vv != kInf && vv + 1 == vu) {
+      bool other = false;  // another parent as near, still there
+      for (uint32_t i = up_begin_[c.lower]; i < up_begin_[c.lower + 1] && !other; ++i) {
+        const Entry& x = up_rec_[i];
+        other = x.remote != c.upper && !x.drained && unpack(m[x.remote]).val != kInf &&
+                unpack(m[x.remote]).val + 1u == vu;
+      }
+      if (!other) return false;
+    }
+  }
+  return true;
+}
+
+// st_ from the memo (modes_kept), as prepare_target would have left it.
+void Engine::load_modes(uint32_t t) {
+  const uint32_t n = g_.num_switches();
+  const uint32_t* m = prior_->memo->modes.data() + static_cast<size_t>(prior_->memo->modes_at[t]) * n;
+  for (uint32_t s = 0; s < n; ++s) st_[s] = unpack(m[s]);
+  ++target_stamp_;
+  cand_.clear();
+  target_ = t;
+  modes_from_memo_ = true;
+}
+
+// The down and up lists of prepare_target, from st_ (no drains: tier 1 only).
+void Engine::list_modes(uint32_t t) {
+  down_list_.clear();
+  up_list_.clear();
+  for (uint32_t s : order_) {
+    if (s == t || st_[s].mode == Mode::kUnreachable) continue;
+    (is_down(st_[s].mode) ? down_list_ : up_list_).push_back(s);
+  }
+}
+
 // The digits of the destination's chain (set_digits without the planes).
 void Engine::chain_digits(uint32_t t, uint32_t slot) {
   std::fill(chain_digit_.begin(), chain_digit_.end(), 0);
@@ -83,7 +146,7 @@ bool Engine::mark_dirty(uint32_t t) {
   if (dirty_.size() != old.num_lids()) dirty_.assign(old.num_lids(), 0);
   if (chain_digit_.size() != digit_.size()) chain_digit_.assign(digit_.size(), 0);
   bool all = memo.modes_at[t] == RouteMemo::kNoModes;
-  if (!all) {
+  if (!all && !modes_from_memo_) {
     const uint32_t* before = memo.modes.data() + static_cast<size_t>(memo.modes_at[t]) * n;
     for (uint32_t s = 0; s < n && !all; ++s) all = before[s] != pack(st_[s]);
   }

@@ -39,12 +39,16 @@ namespace unicast {
 struct ChangedLink {
   uint32_t lower = 0, upper = 0;  // switch indices, by rank (lower first)
   uint8_t lower_port = 0, upper_port = 0;
+  bool up = false;     // live now (else down now)
+  bool drain = false;  // its drain changed (else its state)
 };
 
 // Given to the engines of an incremental route.
 struct Prior {
   const RouteMemo* memo = nullptr;
-  const ForwardingTables* tables = nullptr;  // the route before
+  // The route before; route_lanes moves them into its result and writes
+  // the re-walked columns over them once every lane has read them.
+  ForwardingTables* tables = nullptr;
   std::vector<ChangedLink> changed;
   // Per switch x 256 ports: the switch at the far end of the cable, in any
   // state (kNone: none), to walk old columns over links now down.

@@ -77,7 +77,7 @@ Result<TrackedRouting> route_unicast_tracked(const Fabric& fabric, const Routing
 }
 
 Result<TrackedRouting> reroute_unicast(const Fabric& before, const RoutingOptions& before_options,
-                                       const TrackedRouting& routed, const Fabric& after,
+                                       TrackedRouting routed, const Fabric& after,
                                        const RoutingOptions& after_options) {
   RerouteStats stats;
   stats.full_reason = routed.memo == nullptr ? "no memo" : beyond_links(before, before_options, after, after_options);
@@ -111,6 +111,8 @@ Result<TrackedRouting> reroute_unicast(const Fabric& before, const RoutingOption
     c.upper = graph.switch_index(pb.node);
     c.lower_port = static_cast<uint8_t>(pa.num.value);
     c.upper_port = static_cast<uint8_t>(pb.num.value);
+    c.up = b.state != PortState::kDown;
+    c.drain = drained(before_options, i) != drained(after_options, i);
     prior.changed.push_back(c);
   }
   stats.changed_links = static_cast<uint32_t>(prior.changed.size());

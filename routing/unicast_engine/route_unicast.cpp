@@ -68,11 +68,16 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
     memo->modes.assign(static_cast<size_t>(targets) * n, 0);
   }
   // Shared by both lanes, read only.
-  const unicast::SubstituteSpines substitutes(fabric, graph, ranking, options);
+  // Only without flow balancing (flow_walk.cpp takes their place).
+  RoutingOptions substitute_options;
+  substitute_options.substitute_planes = false;
+  const unicast::SubstituteSpines substitutes(fabric, graph, ranking,
+                                              options.flow_balance ? substitute_options : options);
 
   RoutingResult out;
   // Incremental: the columns not re-walked keep the tables they had.
-  out.tables = prior != nullptr ? *prior->tables : ForwardingTables(graph.num_switches(), fabric.max_lid().value + 1u);
+  out.tables = prior != nullptr ? std::move(*prior->tables)
+                                : ForwardingTables(graph.num_switches(), fabric.max_lid().value + 1u);
   out.report.ranking = ranking.kind;
   out.report.levels = ranking.levels;
   out.report.roots = static_cast<uint32_t>(ranking.roots.size());
@@ -106,6 +111,7 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
   Prior ordered;
   if (prior != nullptr) {
     ordered = *prior;
+    ordered.tables = &out.tables;
     for (ChangedLink& c : ordered.changed) {
       if (ranking.rank[c.lower] > ranking.rank[c.upper]) {
         std::swap(c.lower, c.upper);
