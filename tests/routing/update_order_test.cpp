@@ -1,0 +1,489 @@
+// plan_update_order against a replay checker written from the fabric alone:
+// the steps are written one by one into a copy of the old tables, and after
+// each step every (source switch, LID) pair whose entries it touched is
+// walked through the mixed tables on the changed fabric. No walk may loop;
+// one that does not deliver must be one the old tables (on the changed
+// fabric) or the new tables lose too. Each round is replayed in both orders
+// (its steps are meant to be sent at once). At the end the tables must be the
+// new ones. Changes: link down, switch down, drain, link back up, switch back
+// up and cuts on healthy and degraded generated fat trees, plus hand-made
+// tables where any whole-block order loops or black-holes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "routing/lid_assignment.h"
+#include "routing/rails.h"
+#include "routing/routing_plan.h"
+#include "routing/unicast_engine.h"
+#include "routing/update_order.h"
+#include "tests/routing/degradations.h"
+#include "tests/routing/test_fabrics.h"
+
+namespace railyard::routing {
+namespace {
+
+enum class Fate : uint8_t { kUnknown, kOnPath, kDelivered, kLost, kLoop };
+
+// Walks every switch's route to `lid` over `t` on `f`: delivered at the
+// owning CA port or at port 0 of the owning switch, lost at kNoPath, a port
+// past the switch's count, an uncabled or down link or a wrong node, loop
+// when a switch comes round again.
+class Walker {
+ public:
+  explicit Walker(const Fabric& f) : f_(f), index_(f.num_nodes(), UINT32_MAX) {
+    for (uint32_t s = 0; s < f.switches().size(); ++s) index_[f.switches()[s].value()] = s;
+  }
+
+  // Valid until the next call.
+  const std::vector<Fate>& fates(const ForwardingTables& t, uint32_t lid) {
+    const uint32_t n = static_cast<uint32_t>(f_.switches().size());
+    fate_.assign(n, Fate::kUnknown);
+    std::vector<Fate>& fate = fate_;
+    const PortId owner = f_.lid_owner(Lid{static_cast<uint16_t>(lid)});
+    std::vector<uint32_t>& path = path_;
+    for (uint32_t s = 0; s < n; ++s) {
+      path.clear();
+      uint32_t x = s;
+      Fate end = Fate::kUnknown;
+      while (end == Fate::kUnknown) {
+        if (fate[x] == Fate::kOnPath) {
+          end = Fate::kLoop;
+          break;
+        }
+        if (fate[x] != Fate::kUnknown) {
+          end = fate[x];
+          break;
+        }
+        fate[x] = Fate::kOnPath;
+        path.push_back(x);
+        const NodeId node = f_.switches()[x];
+        const uint8_t out = t.get(x, Lid{static_cast<uint16_t>(lid)});
+        if (out == ForwardingTables::kNoPath || out > f_.node(node).num_ports) {
+          end = Fate::kLost;
+        } else if (out == 0) {
+          end = owner == f_.port_id(node, PortNum{0}) ? Fate::kDelivered : Fate::kLost;
+        } else {
+          const Port& p = f_.port(f_.port_id(node, PortNum{out}));
+          if (!p.remote.valid() || f_.link(p.link).state == PortState::kDown) {
+            end = Fate::kLost;
+          } else if (!f_.is_switch(f_.port(p.remote).node)) {
+            end = p.remote == owner ? Fate::kDelivered : Fate::kLost;
+          } else {
+            x = index_[f_.port(p.remote).node.value()];
+          }
+        }
+      }
+      for (uint32_t y : path) fate[y] = end;
+    }
+    return fate;
+  }
+
+ private:
+  const Fabric& f_;
+  std::vector<uint32_t> index_;
+  std::vector<Fate> fate_;
+  std::vector<uint32_t> path_;
+};
+
+const char* to_string(Fate f) {
+  switch (f) {
+    case Fate::kDelivered: return "delivered";
+    case Fate::kLost: return "lost";
+    case Fate::kLoop: return "loop";
+    default: return "?";
+  }
+}
+
+// The steps' order within a round when replaying.
+enum class RoundOrder : uint8_t { kAsGiven, kReversed };
+
+// Replays `order` over `before` on `f`; "" when every state is safe and the
+// end is `after`, else the first violation.
+std::string replay(const Fabric& f, const ForwardingTables& before, const ForwardingTables& after,
+                   const UpdateOrder& order, RoundOrder round_order = RoundOrder::kAsGiven) {
+  Walker walker(f);
+  const uint32_t lids = before.num_lids();
+  // Per LID, each switch's fate under the old and the new tables alone.
+  std::vector<std::vector<Fate>> old_fate(lids), new_fate(lids);
+  for (uint32_t l = 1; l < lids; ++l) {
+    old_fate[l] = walker.fates(before, l);
+    new_fate[l] = walker.fates(after, l);
+  }
+  std::vector<uint32_t> sequence;
+  for (uint32_t r = 0; r < order.rounds(); ++r) {
+    const uint32_t b = order.round_begin[r], e = order.round_begin[r + 1];
+    for (uint32_t j = 0; j < e - b; ++j) sequence.push_back(round_order == RoundOrder::kAsGiven ? b + j : e - 1 - j);
+  }
+  if (sequence.size() != order.steps.size()) return "rounds cover " + std::to_string(sequence.size()) + " of the steps";
+  ForwardingTables mixed = before;
+  std::array<uint8_t, kLftBlockLids> entries{};
+  for (size_t n = 0; n < sequence.size(); ++n) {
+    const UpdateStep& step = order.steps[sequence[n]];
+    const std::string at = "step " + std::to_string(n) + " (switch " + std::to_string(step.switch_index) +
+                           ", block " + std::to_string(step.block) + ")";
+    if (step.switch_index >= mixed.num_switches() || step.block * kLftBlockLids >= lids) return at + ": out of range";
+    step_entries(before, after, step, entries);
+    uint64_t touched = 0;
+    for (uint32_t i = 0; i < kLftBlockLids; ++i) {
+      const uint32_t l = step.block * kLftBlockLids + i;
+      if (l >= lids) {
+        if (entries[i] != ForwardingTables::kNoPath) return at + ": writes past the table";
+        continue;
+      }
+      const Lid lid{static_cast<uint16_t>(l)};
+      const uint8_t v = entries[i];
+      if (v != before.get(step.switch_index, lid) && v != after.get(step.switch_index, lid)) {
+        return at + ": writes " + std::to_string(v) + " for LID " + std::to_string(l) + ", neither old nor new";
+      }
+      if (mixed.get(step.switch_index, lid) != v) touched |= uint64_t{1} << i;
+      mixed.set(step.switch_index, lid, v);
+    }
+    // The walks to the LIDs whose entry this step changed (the others are
+    // as at the last check).
+    for (uint32_t i = 0; i < kLftBlockLids; ++i) {
+      const uint32_t l = step.block * kLftBlockLids + i;
+      if (l == 0 || !((touched >> i) & 1)) continue;
+      const std::vector<Fate>& fate = walker.fates(mixed, l);
+      for (uint32_t s = 0; s < fate.size(); ++s) {
+        if (fate[s] == Fate::kDelivered) continue;
+        if (fate[s] == Fate::kLoop || (old_fate[l][s] == Fate::kDelivered && new_fate[l][s] == Fate::kDelivered)) {
+          return at + ": LID " + std::to_string(l) + " from switch " + std::string(f.name(f.switches()[s])) + " is " +
+                 to_string(fate[s]) + " (old " + to_string(old_fate[l][s]) + ", new " + to_string(new_fate[l][s]) +
+                 ")";
+        }
+      }
+    }
+  }
+  if (!(mixed == after)) return "the tables after the last step are not the new ones";
+  return "";
+}
+
+// Counts of `order` against the tables themselves.
+void expect_counts(const ForwardingTables& before, const ForwardingTables& after, const UpdateOrder& order,
+                   const std::string& name) {
+  uint64_t entries = 0;
+  for (uint32_t s = 0; s < before.num_switches(); ++s) {
+    for (uint32_t l = 0; l < before.num_lids(); ++l) entries += before.row(s)[l] != after.row(s)[l];
+  }
+  EXPECT_EQ(order.entries_changed, entries) << name;
+  EXPECT_EQ(order.blocks_changed, ForwardingTables::changed_blocks(before, after)) << name;
+  uint64_t complete = 0, partial = 0;
+  for (const UpdateStep& s : order.steps) (s.complete ? complete : partial) += 1;
+  EXPECT_EQ(complete, order.blocks_changed) << name;  // each changed block ends once
+  EXPECT_EQ(partial, order.partial_steps) << name;
+  ASSERT_FALSE(order.round_begin.empty()) << name;
+  EXPECT_EQ(order.round_begin.front(), 0u) << name;
+  EXPECT_EQ(order.round_begin.back(), order.steps.size()) << name;
+  EXPECT_TRUE(std::is_sorted(order.round_begin.begin(), order.round_begin.end())) << name;
+}
+
+// ---------------------------------------------------------------------------
+// Generated fabrics: the engine's tables before and after a change.
+
+Result<RoutingResult> route(const Fabric& f, const std::vector<uint8_t>& drained = {}) {
+  auto options = plan_routing(f, {}, map_rails(f, {}));
+  if (!options.ok()) return options.error();
+  options->drained = drained;
+  return route_unicast(f, *options);
+}
+
+struct Totals {
+  uint32_t cases = 0;
+  uint64_t changed_blocks = 0;
+  uint64_t partial_steps = 0;
+  uint32_t max_rounds = 0;
+  uint32_t naive_unsafe = 0;  // cases where the steps in reverse are not safe
+};
+
+ForwardingTables tables(const Fabric& f, const std::vector<uint8_t>& drained = {}) {
+  auto r = route(f, drained);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+  return r.ok() ? std::move(r).value().tables : ForwardingTables();
+}
+
+// `before` and `after` sent on `to`, the fabric as it is after the change.
+void check_change(const Fabric& to, const ForwardingTables& before, const ForwardingTables& after,
+                  const std::string& name, Totals& totals) {
+  SCOPED_TRACE(name);
+  auto order = plan_update_order(to, before, after);
+  ASSERT_TRUE(order.ok()) << order.error().message;
+  expect_counts(before, after, *order, name);
+  if (order->partial_steps == 0) {
+    EXPECT_EQ(order->steps.size(), order->blocks_changed);
+  }
+  EXPECT_EQ(replay(to, before, after, *order), "");
+  EXPECT_EQ(replay(to, before, after, *order, RoundOrder::kReversed), "");
+  // The same order from the hint of the changed LIDs.
+  std::vector<Lid> changed_lids;
+  for (uint32_t l = 0; l < before.num_lids(); ++l) {
+    for (uint32_t s = 0; s < before.num_switches(); ++s) {
+      if (before.row(s)[l] != after.row(s)[l]) {
+        changed_lids.push_back(Lid{static_cast<uint16_t>(l)});
+        break;
+      }
+    }
+  }
+  UpdateOrderOptions hint;
+  hint.lids = changed_lids;
+  auto hinted = plan_update_order(to, before, after, hint);
+  ASSERT_TRUE(hinted.ok());
+  EXPECT_EQ(hinted->steps.size(), order->steps.size());
+  EXPECT_EQ(hinted->round_begin, order->round_begin);
+  // The checker is not a rubber stamp: every block at once, sent in the
+  // reverse of the order, is often unsafe.
+  UpdateOrder naive = *order;
+  for (UpdateStep& s : naive.steps) s.new_lids = ~uint64_t{0}, s.complete = true;
+  naive.round_begin = {0, static_cast<uint32_t>(naive.steps.size())};
+  if (!replay(to, before, after, naive, RoundOrder::kReversed).empty()) ++totals.naive_unsafe;
+  ++totals.cases;
+  totals.changed_blocks += order->blocks_changed;
+  totals.partial_steps += order->partial_steps;
+  totals.max_rounds = std::max(totals.max_rounds, order->rounds());
+}
+
+// Every kind of change on one base fabric, and back, `seeds` seeds each.
+void check_changes(const Fabric& base, uint32_t seeds, Totals& totals) {
+  const test::Degrader deg(base);
+  const ForwardingTables healthy = tables(base);
+  auto both_ways = [&](const test::Degraded& d) {
+    const ForwardingTables changed = tables(d.fabric, d.drained);
+    // Link or switch down: sent on the changed fabric; back up: on the
+    // base. A drain leaves the fabric as it is.
+    check_change(d.fabric, healthy, changed, d.name, totals);
+    check_change(base, changed, healthy, d.name + ", and back", totals);
+  };
+  for (uint64_t seed = 1; seed <= seeds; ++seed) {
+    for (test::Tier tier : {test::Tier::kLeafSpine, test::Tier::kSpineCore}) {
+      if (deg.links(tier).empty()) continue;
+      both_ways(deg.link_down(tier, seed));
+      both_ways(deg.drain(5, tier, seed));
+    }
+    for (int32_t level = 1; level <= 3; ++level) {
+      if (!deg.switches_at(level).empty()) both_ways(deg.switch_down(level, seed));
+    }
+    const test::Degraded cut = deg.cut(10, test::Tier::kAny, seed);
+    check_change(cut.fabric, healthy, tables(cut.fabric), cut.name, totals);
+  }
+}
+
+void report(const Totals& t, const char* what) {
+  std::printf("%s: %u changes, %llu changed blocks, %llu partial steps, at most %u rounds; the steps in "
+              "reverse were unsafe in %u\n",
+              what, t.cases, static_cast<unsigned long long>(t.changed_blocks),
+              static_cast<unsigned long long>(t.partial_steps), t.max_rounds, t.naive_unsafe);
+}
+
+TEST(UpdateOrder, TwoLevelRoftChanges) {
+  Totals totals;
+  check_changes(test::generate(test::roft(16, 4, 2, 16)), 4, totals);  // 64 CAs, 8 leaves, 8 spines
+  report(totals, "2L r16 64CA");
+  EXPECT_GT(totals.changed_blocks, 0u);
+  EXPECT_GT(totals.naive_unsafe, 0u);
+}
+
+TEST(UpdateOrder, ThreeLevelRoftChanges) {
+  Totals totals;
+  check_changes(test::generate(test::roft(32, 4, 3, 8)), 2, totals);  // 128 CAs, 80 switches
+  report(totals, "3L r8 128CA");
+  EXPECT_GT(totals.changed_blocks, 0u);
+  EXPECT_GT(totals.naive_unsafe, 0u);
+}
+
+TEST(UpdateOrder, DegradedFatTreeChanges) {
+  GeneratorSpec spec = test::roft(32, 4, 3, 8);
+  spec.kind = TopologyKind::kFatTree;
+  spec.remove_switch_links = 6;
+  spec.seed = 3;
+  Totals totals;
+  check_changes(test::generate(spec), 2, totals);
+  report(totals, "3L r8 128CA fat tree, 6 links missing");
+  EXPECT_GT(totals.changed_blocks, 0u);
+}
+
+// ---------------------------------------------------------------------------
+// Hand-made: four switches in a ring (port 1 to the next, clockwise; port 2
+// to the previous), CA h<i> on port 3 of s<i>. All LIDs are in block 0.
+
+Fabric ring4() {
+  FabricBuilder b;
+  std::vector<NodeId> sw;
+  for (int i = 0; i < 4; ++i) sw.push_back(b.add_node(NodeType::kSwitch, 4, Guid{uint64_t(0x10 + i)}, {}, "s" + std::to_string(i)));
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(b.connect(sw[i], PortNum{1}, sw[(i + 1) % 4], PortNum{2}).ok());
+  for (int i = 0; i < 4; ++i) {
+    NodeId ca = b.add_node(NodeType::kCa, 1, Guid{uint64_t(0x20 + i)}, {}, "h" + std::to_string(i) + " mlx5_0");
+    EXPECT_TRUE(b.connect(ca, PortNum{1}, sw[i], PortNum{3}).ok());
+  }
+  return std::move(assign_lids(*b.build())).value();
+}
+
+Lid ca_lid(const Fabric& f, int i) { return f.port(f.primary_port(f.find_name("h" + std::to_string(i) + " mlx5_0"))).lid; }
+Lid sw_lid(const Fabric& f, int i) { return f.port(f.node(f.find_name("s" + std::to_string(i))).first_port).lid; }
+
+// Shortest way round (two hops: clockwise). Loop-free.
+ForwardingTables ring_tables(const Fabric& f) {
+  ForwardingTables t(4, f.max_lid().value + 1u);
+  for (uint32_t s = 0; s < 4; ++s) {
+    for (uint32_t d = 0; d < 4; ++d) {
+      const uint32_t cw = (d + 4 - s) % 4;
+      const uint8_t toward = cw == 0 ? 0 : (cw <= 2 ? 1 : 2);
+      t.set(s, ca_lid(f, static_cast<int>(d)), cw == 0 ? 3 : toward);
+      t.set(s, sw_lid(f, static_cast<int>(d)), toward);
+    }
+  }
+  return t;
+}
+
+UpdateOrder whole_blocks(std::vector<uint32_t> switches) {
+  UpdateOrder o;
+  for (uint32_t s : switches) o.steps.push_back({s, 0, ~uint64_t{0}, true});
+  for (uint32_t r = 0; r <= switches.size(); ++r) o.round_begin.push_back(r);
+  return o;
+}
+
+// For h3: s1 went s1 -> s0 -> s3 and now s0 goes s0 -> s1 -> s2 -> s3 (s0
+// after s1). For h2: s0 went s0 -> s1 -> s2 and now s1 goes s1 -> s0 -> s3
+// -> s2 (s1 after s0). Block 0 of s0 and of s1 wait for each other.
+TEST(UpdateOrder, OppositeDependenciesInOneBlockSendAPartialBlock) {
+  const Fabric f = ring4();
+  ForwardingTables before = ring_tables(f), after = ring_tables(f);
+  const Lid h3 = ca_lid(f, 3), h2 = ca_lid(f, 2);
+  before.set(1, h3, 2);
+  before.set(0, h3, 2);
+  after.set(0, h3, 1);
+  after.set(1, h3, 1);
+  after.set(1, h2, 2);
+  after.set(0, h2, 2);
+  after.set(3, h2, 2);
+  ASSERT_EQ(before.get(0, h2), 1);
+  ASSERT_EQ(before.get(1, h2), 1);
+  ASSERT_EQ(before.get(3, h2), 2);
+  // Either whole block first loops.
+  EXPECT_NE(replay(f, before, after, whole_blocks({0, 1})).find("is loop"), std::string::npos);
+  EXPECT_NE(replay(f, before, after, whole_blocks({1, 0})).find("is loop"), std::string::npos);
+
+  auto order = plan_update_order(f, before, after);
+  ASSERT_TRUE(order.ok()) << order.error().message;
+  EXPECT_EQ(order->blocks_changed, 2u);
+  EXPECT_EQ(order->entries_changed, 4u);
+  // Whole blocks cannot do (above); each block has two changed entries, so
+  // it is split at most once.
+  EXPECT_GE(order->partial_steps, 1u);
+  EXPECT_LE(order->partial_steps, 2u);
+  EXPECT_EQ(order->steps.size(), 2u + order->partial_steps);
+  expect_counts(before, after, *order, "ring");
+  EXPECT_EQ(replay(f, before, after, *order), "");
+  EXPECT_EQ(replay(f, before, after, *order, RoundOrder::kReversed), "");
+  // A partial step goes first and leaves one of its two entries old.
+  ASSERT_FALSE(order->steps.empty());
+  EXPECT_FALSE(order->steps[0].complete);
+  EXPECT_EQ(__builtin_popcountll(order->steps[0].new_lids & ((uint64_t{1} << h2.value) | (uint64_t{1} << h3.value))), 1);
+}
+
+// s0 reached h2 through s1 and now goes round the other way; s1 drops h2
+// (kNoPath). s1 must wait for s0, though neither's new path needs the other.
+TEST(UpdateOrder, AnEntryThatDropsWaitsForTheTrafficItCarried) {
+  const Fabric f = ring4();
+  const ForwardingTables before = ring_tables(f);
+  ForwardingTables after = before;
+  const Lid h2 = ca_lid(f, 2);
+  ASSERT_EQ(before.get(0, h2), 1);
+  after.set(0, h2, 2);
+  after.set(1, h2, ForwardingTables::kNoPath);
+  EXPECT_NE(replay(f, before, after, whole_blocks({1, 0})).find("is lost (old delivered, new delivered)"),
+            std::string::npos);
+
+  auto order = plan_update_order(f, before, after);
+  ASSERT_TRUE(order.ok()) << order.error().message;
+  EXPECT_EQ(order->entries_cut, 1u);
+  ASSERT_EQ(order->steps.size(), 2u);
+  EXPECT_EQ(order->rounds(), 2u);
+  EXPECT_EQ(order->steps[0].switch_index, 0u);
+  EXPECT_EQ(order->steps[1].switch_index, 1u);
+  EXPECT_EQ(replay(f, before, after, *order), "");
+}
+
+// A link down: s1-s2 dies. s1 now reaches h2 and s2 the other way round.
+TEST(UpdateOrder, LinkDownOnTheRing) {
+  const Fabric healthy = ring4();
+  FabricBuilder b(healthy);
+  const LinkId cut = healthy.port(healthy.port_id(healthy.find_name("s1"), PortNum{1})).link;
+  ASSERT_TRUE(b.set_link_state(cut, PortState::kDown).ok());
+  const Fabric f = std::move(b.build()).value();
+  const ForwardingTables before = ring_tables(f);
+  ForwardingTables after = before;
+  for (Lid l : {ca_lid(f, 2), sw_lid(f, 2)}) {
+    after.set(0, l, 2);
+    after.set(1, l, 2);  // s1 -> s0 -> s3 -> s2
+  }
+  for (Lid l : {ca_lid(f, 1), sw_lid(f, 1)}) after.set(2, l, 1);  // s2 -> s3 -> s0 -> s1
+  for (Lid l : {ca_lid(f, 3), sw_lid(f, 3)}) after.set(1, l, 2);  // s1 -> s0 -> s3
+  auto order = plan_update_order(f, before, after);
+  ASSERT_TRUE(order.ok()) << order.error().message;
+  EXPECT_EQ(order->partial_steps, 0u);
+  expect_counts(before, after, *order, "ring link down");
+  EXPECT_EQ(replay(f, before, after, *order), "");
+  EXPECT_EQ(replay(f, before, after, *order, RoundOrder::kReversed), "");
+}
+
+TEST(UpdateOrder, NothingChangedIsAnEmptyOrder) {
+  const Fabric f = ring4();
+  auto order = plan_update_order(f, ring_tables(f), ring_tables(f));
+  ASSERT_TRUE(order.ok());
+  EXPECT_TRUE(order->steps.empty());
+  EXPECT_EQ(order->rounds(), 0u);
+  EXPECT_EQ(order->blocks_changed, 0u);
+}
+
+TEST(UpdateOrder, StepEntriesMixOldAndNewAndPadPastTheTable) {
+  ForwardingTables before(1, 70), after(1, 70);
+  for (uint16_t l = 0; l < 70; ++l) {
+    before.set(0, Lid{l}, 1);
+    after.set(0, Lid{l}, 2);
+  }
+  std::array<uint8_t, kLftBlockLids> out{};
+  step_entries(before, after, UpdateStep{0, 1, 0b101, false}, out);
+  EXPECT_EQ(out[0], 2);
+  EXPECT_EQ(out[1], 1);
+  EXPECT_EQ(out[2], 2);
+  EXPECT_EQ(out[5], 1);
+  EXPECT_EQ(out[6], ForwardingTables::kNoPath);  // LID 70 is past the table
+  EXPECT_EQ(out[63], ForwardingTables::kNoPath);
+}
+
+TEST(UpdateOrder, RefusesTablesOfDifferentSizes) {
+  const Fabric f = ring4();
+  const ForwardingTables t = ring_tables(f);
+  auto wider = plan_update_order(f, t, ForwardingTables(4, t.num_lids() + 1));
+  ASSERT_FALSE(wider.ok());
+  EXPECT_NE(wider.error().message.find("tables of different sizes: before 4 switches x"), std::string::npos)
+      << wider.error().message;
+  auto fewer = plan_update_order(f, ForwardingTables(3, t.num_lids()), ForwardingTables(3, t.num_lids()));
+  ASSERT_FALSE(fewer.ok());
+  EXPECT_EQ(fewer.error().message, "update order: the tables have 3 switches, the fabric 4");
+  const Lid beyond{static_cast<uint16_t>(t.num_lids())};
+  UpdateOrderOptions hint;
+  hint.lids = std::span<const Lid>(&beyond, 1);
+  auto bad_hint = plan_update_order(f, t, t, hint);
+  ASSERT_FALSE(bad_hint.ok());
+  EXPECT_NE(bad_hint.error().message.find("is beyond the tables"), std::string::npos) << bad_hint.error().message;
+}
+
+TEST(UpdateOrder, RefusesNewTablesThatLoop) {
+  const Fabric f = ring4();
+  const ForwardingTables before = ring_tables(f);
+  ForwardingTables after = before;
+  const Lid h2 = ca_lid(f, 2);
+  after.set(1, h2, 2);  // s1 -> s0, and s0 -> s1 as before
+  auto order = plan_update_order(f, before, after);
+  ASSERT_FALSE(order.ok());
+  EXPECT_NE(order.error().message.find("the new tables loop for LID " + std::to_string(h2.value)), std::string::npos)
+      << order.error().message;
+}
+
+}  // namespace
+}  // namespace railyard::routing
