@@ -1,124 +1,349 @@
 #include "sm_plugin/hop_matrices.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <unordered_map>
-#include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace railyard::sm_plugin {
 
 namespace {
 
-constexpr uint32_t kInf = UINT32_MAX;
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+// CPU time of the calling thread: on a loaded machine the wall time also
+// counts the time others had the core.
+double thread_cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
 
-struct Edge {
-  uint32_t to;    // switch index at the far end (out edges) or near end (in edges)
-  uint8_t port;   // the near switch's port (out edges)
-  uint8_t weight; // hop_wf of the near switch's port
-  bool healthy;
-};
+// Longest count a row holds: OSM_NO_PATH means "no path".
+constexpr uint8_t kMaxHops = OSM_NO_PATH - 1;
+// Targets per block of rows, and the widest row (num_ports is a uint8_t).
+constexpr uint32_t kChunk = 64;
+constexpr uint32_t kMaxPorts = 256;
+
+// col[j] = 1 + d[j] for j < kChunk; OSM_NO_PATH stays, the rest is capped at
+// kMaxHops.
+void cable_column(const uint8_t* d, uint8_t* col) {
+#if defined(__SSE2__)
+  const __m128i one = _mm_set1_epi8(1);
+  const __m128i cap = _mm_set1_epi8(static_cast<char>(kMaxHops));
+  for (uint32_t j = 0; j < kChunk; j += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + j));
+    // adds saturates at 0xFF; max(v, cap) keeps OSM_NO_PATH and caps the rest.
+    _mm_store_si128(reinterpret_cast<__m128i*>(col + j), _mm_min_epu8(_mm_adds_epu8(v, one), _mm_max_epu8(v, cap)));
+  }
+#else
+  for (uint32_t j = 0; j < kChunk; ++j) col[j] = static_cast<uint8_t>(d[j] + (d[j] < kMaxHops ? 1 : 0));
+#endif
+}
+
+void min_into(uint8_t* least, const uint8_t* col) {
+#if defined(__SSE2__)
+  for (uint32_t j = 0; j < kChunk; j += 16) {
+    auto* l = reinterpret_cast<__m128i*>(least + j);
+    _mm_store_si128(l, _mm_min_epu8(_mm_load_si128(l), _mm_load_si128(reinterpret_cast<const __m128i*>(col + j))));
+  }
+#else
+  for (uint32_t j = 0; j < kChunk; ++j) least[j] = std::min(least[j], col[j]);
+#endif
+}
+
+// block[j][p] = columns[p][j] for p < padded (a multiple of 16).
+void transpose(const uint8_t (*columns)[kChunk], uint32_t padded, uint8_t (*block)[kMaxPorts]) {
+#if defined(__SSE2__)
+  // 16 x 16 tiles. One step interleaves register i with register i + 8,
+  // byte by byte: it rotates the 8-bit index (row, byte) left by one bit, so
+  // four steps swap row and byte.
+  for (uint32_t p0 = 0; p0 < padded; p0 += 16) {
+    for (uint32_t j0 = 0; j0 < kChunk; j0 += 16) {
+      __m128i r[16], t[16];
+      for (int i = 0; i < 16; ++i) r[i] = _mm_load_si128(reinterpret_cast<const __m128i*>(columns[p0 + i] + j0));
+      for (int step = 0; step < 4; ++step) {
+        for (int i = 0; i < 8; ++i) {
+          t[2 * i] = _mm_unpacklo_epi8(r[i], r[i + 8]);
+          t[2 * i + 1] = _mm_unpackhi_epi8(r[i], r[i + 8]);
+        }
+        std::copy(t, t + 16, r);
+      }
+      for (int i = 0; i < 16; ++i) _mm_store_si128(reinterpret_cast<__m128i*>(block[j0 + i] + p0), r[i]);
+    }
+  }
+#else
+  for (uint32_t j = 0; j < kChunk; ++j) {
+    for (uint32_t p = 0; p < padded; ++p) block[j][p] = columns[p][j];
+  }
+#endif
+}
+
+// dst[0, width) = row[0, width): OpenSM's row is exactly num_ports bytes.
+void store_row(const uint8_t* row, uint32_t width, uint8_t* dst) {
+#if defined(__SSE2__)
+  if (width >= 16) {
+    uint32_t o = 0;
+    for (; o + 16 <= width; o += 16) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + o), _mm_load_si128(reinterpret_cast<const __m128i*>(row + o)));
+    }
+    if (o < width) {  // the last 16 bytes, overlapping what is already stored
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + width - 16),
+                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + width - 16)));
+    }
+    return;
+  }
+#endif
+  std::memcpy(dst, row, width);
+}
 
 }  // namespace
 
-Result<HopStats> build_hop_matrices(osm_subn_t& subn) {
-  // OpenSM sets every switch port's hop weight (hop_wf) inside its own matrix
-  // builder: 1, or from hop_weights_file, which only OpenSM parses.
-  if (subn.opt.hop_weights_file != nullptr && *subn.opt.hop_weights_file != '\0') {
-    return Error{std::string("hop_weights_file ") + subn.opt.hop_weights_file + " is set"};
-  }
-  std::vector<osm_switch_t*> sw;
-  sw.reserve(cl_qmap_count(&subn.sw_guid_tbl));
+bool HopMatrices::read_graph(osm_subn_t& subn) {
+  std::swap(switches_, prev_switches_);
+  std::swap(lids_, prev_lids_);
+  std::swap(edge_begin_, prev_edge_begin_);
+  std::swap(edges_, prev_edges_);
+
+  switches_.clear();
   for (cl_map_item_t* it = cl_qmap_head(&subn.sw_guid_tbl); it != cl_qmap_end(&subn.sw_guid_tbl);
        it = cl_qmap_next(it)) {
     // cl_map_item_t is osm_switch_t's first member (OpenSM's convention).
     osm_switch_t* s = reinterpret_cast<osm_switch_t*>(it);
-    if (s->p_node != nullptr) sw.push_back(s);
+    if (s->p_node != nullptr) switches_.push_back(s);
   }
-  const auto n = static_cast<uint32_t>(sw.size());
+  // LID order: targets are visited in the order of each switch's hops[]
+  // array, and rows allocated in that order lie next to each other. Switches
+  // without a LID go last.
+  auto lid_of = [](const osm_switch_t* s) { return cl_ntoh16(osm_node_get_base_lid(s->p_node, 0)); };
+  std::stable_sort(switches_.begin(), switches_.end(), [&](const osm_switch_t* a, const osm_switch_t* b) {
+    const uint32_t la = lid_of(a), lb = lid_of(b);
+    return (la == 0 ? 0x10000u : la) < (lb == 0 ? 0x10000u : lb);
+  });
+  const auto n = static_cast<uint32_t>(switches_.size());
   std::unordered_map<const osm_node_t*, uint32_t> index;
   index.reserve(n);
-  for (uint32_t i = 0; i < n; ++i) index.emplace(sw[i]->p_node, i);
+  lids_.resize(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    index.emplace(switches_[i]->p_node, i);
+    lids_[i] = lid_of(switches_[i]);
+  }
 
-  std::vector<uint16_t> lid(n);
-  std::vector<std::vector<Edge>> out(n), in(n);
+  edge_begin_.assign(1, 0);
+  edges_.clear();
   for (uint32_t s = 0; s < n; ++s) {
-    osm_node_t* node = sw[s]->p_node;
-    lid[s] = cl_ntoh16(osm_node_get_base_lid(node, 0));
-    for (uint32_t p = 1; p < sw[s]->num_ports && p < node->physp_tbl_size; ++p) {
+    osm_switch_t* sw = switches_[s];
+    osm_node_t* node = sw->p_node;
+    for (uint32_t p = 1; p < sw->num_ports && p < node->physp_tbl_size; ++p) {
       osm_physp_t* physp = osm_node_get_physp_ptr(node, p);
       if (physp == nullptr) continue;
       physp->hop_wf = 1;  // as OpenSM's set_default_hop_wf: every weight is 1
       if (physp->p_remote_physp == nullptr) continue;
       auto it = index.find(physp->p_remote_physp->p_node);
       if (it == index.end() || it->second == s) continue;  // not a switch, or a loopback cable
-      const bool healthy = osm_link_is_healthy(physp);
-      out[s].push_back({it->second, static_cast<uint8_t>(p), physp->hop_wf, healthy});
-      in[it->second].push_back({s, static_cast<uint8_t>(p), physp->hop_wf, healthy});
+      edges_.push_back({it->second, static_cast<uint8_t>(p), osm_link_is_healthy(physp) != 0});
     }
+    edge_begin_.push_back(static_cast<uint32_t>(edges_.size()));
+  }
+  return !(switches_ == prev_switches_ && lids_ == prev_lids_ && edge_begin_ == prev_edge_begin_ &&
+           edges_ == prev_edges_);
+}
+
+// All-pairs D by bit-parallel breadth-first search (see the header): every
+// weight is 1, so level k of the search is "k hops". reach_ holds R_k, next_
+// R_{k+1}; a pair found at level k gets D = k (capped at kMaxHops).
+void HopMatrices::compute_distances() {
+  const auto n = static_cast<uint32_t>(switches_.size());
+  const size_t words = (n + 63) / 64;
+  stride_ = words * 64;  // whole 64-target chunks per row, OSM_NO_PATH beyond n
+  dist_.assign(n * stride_, OSM_NO_PATH);
+  reach_.assign(n * words, 0);
+  next_.resize(n * words);
+
+  // Level 0 and 1: a switch itself, and every switch cabled to it (any
+  // health, OpenSM's hop 0/1 step). Healthy neighbours, once each, for the
+  // levels after.
+  neighbours_begin_.assign(1, 0);
+  neighbours_.clear();
+  for (uint32_t x = 0; x < n; ++x) {
+    uint64_t* rx = reach_.data() + x * words;
+    uint8_t* dx = dist_.data() + x * stride_;
+    rx[x / 64] |= uint64_t{1} << (x % 64);
+    dx[x] = 0;
+    const size_t first = neighbours_.size();
+    for (uint32_t e = edge_begin_[x]; e < edge_begin_[x + 1]; ++e) {
+      const uint32_t y = edges_[e].to;
+      rx[y / 64] |= uint64_t{1} << (y % 64);
+      dx[y] = 1;
+      if (edges_[e].healthy) neighbours_.push_back(y);
+    }
+    std::sort(neighbours_.begin() + first, neighbours_.end());
+    neighbours_.erase(std::unique(neighbours_.begin() + first, neighbours_.end()), neighbours_.end());
+    neighbours_begin_.push_back(static_cast<uint32_t>(neighbours_.size()));
   }
 
-  // dist[t * n + r] = D(r, t): a breadth-first search from t over reversed
-  // edges (every weight is 1, see above). An unhealthy edge counts only as
-  // the last hop into t itself.
-  std::vector<uint32_t> dist(static_cast<size_t>(n) * n, kInf);
-  std::vector<uint32_t> frontier;
-  frontier.reserve(n);
-  for (uint32_t t = 0; t < n; ++t) {
-    uint32_t* d = dist.data() + static_cast<size_t>(t) * n;
-    d[t] = 0;
-    frontier.assign(1, t);
-    for (size_t head = 0; head < frontier.size(); ++head) {
-      const uint32_t x = frontier[head];
-      for (const Edge& e : in[x]) {
-        if (!e.healthy && x != t) continue;
-        if (d[e.to] != kInf) continue;
-        d[e.to] = d[x] + 1;
-        frontier.push_back(e.to);
+  for (uint32_t level = 2; level <= n; ++level) {
+    bool grew = false;
+    const auto d = static_cast<uint8_t>(std::min<uint32_t>(level, kMaxHops));
+    for (uint32_t x = 0; x < n; ++x) {
+      const uint64_t* rx = reach_.data() + x * words;
+      uint64_t* nx = next_.data() + x * words;
+      std::copy(rx, rx + words, nx);
+      for (uint32_t i = neighbours_begin_[x]; i < neighbours_begin_[x + 1]; ++i) {
+        const uint64_t* ry = reach_.data() + neighbours_[i] * words;
+        for (size_t w = 0; w < words; ++w) nx[w] |= ry[w];
+      }
+      uint8_t* dx = dist_.data() + x * stride_;
+      for (size_t w = 0; w < words; ++w) {
+        uint64_t fresh = nx[w] & ~rx[w];
+        if (fresh != 0) grew = true;
+        while (fresh != 0) {
+          dx[w * 64 + static_cast<size_t>(__builtin_ctzll(fresh))] = d;
+          fresh &= fresh - 1;
+        }
+      }
+    }
+    if (!grew) break;
+    std::swap(reach_, next_);
+  }
+
+  // Targets each switch reaches among those with a LID (the first ones).
+  uint32_t targets = 0;
+  while (targets < n && lids_[targets] != 0) ++targets;
+  reach_count_.assign(n, 0);
+  for (uint32_t x = 0; x < n; ++x) {
+    const uint8_t* dx = dist_.data() + x * stride_;
+    reach_count_[x] = static_cast<uint32_t>(std::count_if(dx, dx + targets, [](uint8_t d) { return d != OSM_NO_PATH; }));
+  }
+}
+
+// Rows of switches [first, last) for every target with a LID, chunk by
+// chunk (see build). Returns the rows allocated.
+Result<uint64_t> HopMatrices::write_rows(uint32_t first, uint32_t last, uint32_t targets) const {
+  uint64_t allocated = 0;
+  alignas(16) uint8_t columns[kMaxPorts][kChunk];
+  alignas(16) uint8_t block[kChunk][kMaxPorts];
+  for (uint32_t t0 = 0; t0 < targets; t0 += kChunk) {
+    const uint32_t c = std::min(kChunk, targets - t0);
+    const uint16_t* chunk_lids = lids_.data() + t0;
+    for (uint32_t j = 0; j < c; ++j) __builtin_prefetch(row_arrays_[first].hops + chunk_lids[j]);
+    for (uint32_t s = first; s < last; ++s) {
+      uint8_t** hops = row_arrays_[s].hops;
+      if (s + 1 < last) {
+        uint8_t** next_hops = row_arrays_[s + 1].hops;
+        for (uint32_t j = 0; j < c; ++j) __builtin_prefetch(next_hops + chunk_lids[j]);
+      }
+      const uint32_t width = row_arrays_[s].width;
+      const uint32_t padded = (width + 15) / 16 * 16;
+      std::memset(columns, OSM_NO_PATH, static_cast<size_t>(padded) * kChunk);  // ports with no switch: no path
+      uint8_t* least = columns[0];
+      for (uint32_t e = edge_begin_[s]; e < edge_begin_[s + 1]; ++e) {
+        const Edge& edge = edges_[e];
+        uint8_t* col = columns[edge.port];
+        if (edge.healthy) {
+          cable_column(dist_.data() + edge.to * stride_ + t0, col);
+        } else if (edge.to >= t0 && edge.to - t0 < kChunk) {  // only the hop to the neighbour itself
+          col[edge.to - t0] = 1;
+        }
+        min_into(least, col);
+      }
+      if (s >= t0 && s - t0 < kChunk) least[s - t0] = 0;
+      transpose(columns, padded, block);
+      for (uint32_t j = 0; j < c; ++j) {
+        const uint16_t lid = chunk_lids[j];
+        uint8_t* dst = hops[lid];
+        if (dst == nullptr) {
+          if (block[j][0] == OSM_NO_PATH) continue;  // no path, no row: as OpenSM leaves it
+          // OpenSM's own allocation (malloc, num_ports bytes), which it
+          // frees with the switch; only on the first sweep or for a new LID.
+          osm_switch_t* p_sw = switches_[s];
+          if (osm_switch_set_hops(p_sw, lid, 0, block[j][0]) != 0 || hops[lid] == nullptr) {
+            return Error{"OpenSM could not allocate the hop row of LID " + std::to_string(lid)};
+          }
+          dst = hops[lid];
+          ++allocated;
+        }
+        store_row(block[j], width, dst);
       }
     }
   }
+  return allocated;
+}
 
-  // Each (switch, LID) row is computed in a buffer and stored at once:
-  // osm_switch_set_hops allocates the row (and checks the LID), then the row
-  // is copied over. Rows hold num_ports bytes, OSM_NO_PATH where no port
-  // leads, [0] the least — exactly what one osm_switch_set_hops call per
-  // entry would leave, without ~64 calls per row.
+Result<HopStats> HopMatrices::build(osm_subn_t& subn) {
+  // OpenSM sets every switch port's hop weight (hop_wf) inside its own matrix
+  // builder: 1, or from hop_weights_file, which only OpenSM parses.
+  if (subn.opt.hop_weights_file != nullptr && *subn.opt.hop_weights_file != '\0') {
+    return Error{std::string("hop_weights_file ") + subn.opt.hop_weights_file + " is set"};
+  }
+  const auto t_dist = Clock::now();
+  const double cpu_start = thread_cpu_ms();
+  const bool changed = read_graph(subn);
+  const auto n = static_cast<uint32_t>(switches_.size());
+
+  // Every LID must fit every switch's arrays, once: OpenSM's arrays are
+  // sized from the same LID table for all switches (prepare_path_rebuild),
+  // so a LID that does not fit is a subnet OpenSM should judge itself.
+  uint32_t max_lid = 0;
+  for (uint32_t t = 1; t < n; ++t) {
+    if (lids_[t] != 0 && lids_[t] == lids_[t - 1]) {
+      have_distances_ = false;
+      return Error{"switches share LID " + std::to_string(lids_[t])};
+    }
+  }
+  for (uint32_t t = 0; t < n; ++t) max_lid = std::max<uint32_t>(max_lid, lids_[t]);
+  for (const osm_switch_t* sw : switches_) {
+    if (sw->hops == nullptr || max_lid > sw->max_lid_ho || max_lid >= sw->num_hops) {
+      have_distances_ = false;
+      return Error{"switch LID " + std::to_string(max_lid) + " beyond OpenSM's hop arrays (max LID " +
+                   std::to_string(sw->max_lid_ho) + ")"};
+    }
+  }
+
   HopStats stats;
   stats.switches = n;
-  std::vector<uint8_t> row;
+  stats.distances_reused = have_distances_ && !changed;
+  if (!stats.distances_reused) {
+    have_distances_ = false;
+    compute_distances();
+    have_distances_ = true;
+  }
+  stats.distances_ms = ms_since(t_dist);
+
+  // The rows: for switch s and target t, port p of each cable s -> y holds
+  // 1 + D(y, t) (healthy) or 1 if y is t (unhealthy), [0] the least. For
+  // kChunk targets at a time (their D for every switch, 64 x n bytes, stays
+  // in L2) and switch by switch: one column per port (64 bytes of D(y, .) per
+  // cable), transposed into rows in a block that stays in L1, then each row
+  // stored whole over OpenSM's (all OSM_NO_PATH after prepare_path_rebuild;
+  // written whole all the same, so that nothing another engine left in it
+  // survives). The row pointers are scattered over each switch's hops[]
+  // array (indexed by LID): the next switch's are prefetched while this one's
+  // rows are built.
+  const auto t_rows = Clock::now();
+  uint32_t targets = 0;  // switches with a LID: the first ones (LID order)
+  while (targets < n && lids_[targets] != 0) ++targets;
   for (uint32_t s = 0; s < n; ++s) {
-    osm_switch_t* p_sw = sw[s];
-    row.assign(p_sw->num_ports, OSM_NO_PATH);
-    for (uint32_t t = 0; t < n; ++t) {
-      if (lid[t] == 0) continue;  // a switch without a LID: nothing to reach
-      const uint32_t* d = dist.data() + static_cast<size_t>(t) * n;
-      std::fill(row.begin(), row.end(), OSM_NO_PATH);
-      uint32_t least = t == s ? 0 : kInf;
-      uint32_t written = t == s ? 1 : 0;
-      for (const Edge& e : out[s]) {
-        uint32_t hops;
-        if (e.healthy) {
-          if (d[e.to] == kInf) continue;
-          hops = e.weight + d[e.to];
-        } else {
-          if (e.to != t) continue;  // unhealthy: only the hop to the neighbour itself
-          hops = e.weight;
-        }
-        hops = std::min<uint32_t>(hops, OSM_NO_PATH - 1);
-        row[e.port] = static_cast<uint8_t>(hops);
-        least = std::min(least, hops);
-        ++written;
-      }
-      if (written == 0) continue;
-      row[0] = static_cast<uint8_t>(least);
-      if (osm_switch_set_hops(p_sw, lid[t], 0, row[0]) != 0 || p_sw->hops[lid[t]] == nullptr) {
-        return Error{"OpenSM refused hop counts for LID " + std::to_string(lid[t])};
-      }
-      std::memcpy(p_sw->hops[lid[t]], row.data(), row.size());
-      stats.entries += written;
+    // Entries written for s: its own LID, every target each healthy cable's
+    // far end reaches, and the far end of each unhealthy cable.
+    stats.entries += s < targets ? 1 : 0;
+    for (uint32_t e = edge_begin_[s]; e < edge_begin_[s + 1]; ++e) {
+      stats.entries += edges_[e].healthy ? reach_count_[edges_[e].to] : (edges_[e].to < targets ? 1 : 0);
     }
   }
+  row_arrays_.resize(n);
+  for (uint32_t s = 0; s < n; ++s) row_arrays_[s] = {switches_[s]->hops, switches_[s]->num_ports};
+  auto written = write_rows(0, n, targets);
+  if (!written) return written.error();
+  stats.rows_allocated = *written;
+  stats.rows_ms = ms_since(t_rows);
+  stats.cpu_ms = thread_cpu_ms() - cpu_start;
   return stats;
 }
 

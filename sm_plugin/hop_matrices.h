@@ -1,15 +1,20 @@
 // Hop matrices: OpenSM's min-hop tables (p_sw->hops), computed the fast way.
 //
 // OpenSM keeps, for every switch, the hop count to every switch LID through
-// each of its ports (hops[lid][port], hops[lid][0] = the least). Multicast
-// trees and SA use them; with build_lid_matrices NULL OpenSM fills them itself
-// by Bellman-Ford-style rounds over all switch pairs through function calls,
-// which measured ~8 s of the routing stage (OpenSM's lock held) at 640
-// switches / 8,192 CAs.
+// each of its ports (hops[lid][port], hops[lid][0] = the least). With
+// build_lid_matrices NULL OpenSM fills them itself by Bellman-Ford-style
+// rounds over all switch pairs through function calls, which measured ~8 s of
+// the routing stage (OpenSM's lock held) at 640 switches / 8,192 CAs.
 //
-// Same values as osm_ucast_mgr_build_lid_matrices (OpenSM 3.3.23), by one
-// breadth-first search per destination switch over the switch graph instead
-// (O(switches x links) plus one copy per matrix row):
+// What OpenSM reads (3.3.23), and so what is written: one row per (switch,
+// switch LID) — CA LIDs are resolved through the switch they hang off — with
+// every port, not only the least: multicast (osm_switch_recommend_mcast_path)
+// takes the first port whose count equals hops[lid][0], its tree root search
+// reads hops[lid][0], osm_switch_recommend_path (minhop, a fallback) and the
+// lid-matrix / LFT dumps read every port. SA PathRecords walk the LFTs, not
+// these matrices. A pair with no path leaves its row absent or all OSM_NO_PATH.
+//
+// Same values as osm_ucast_mgr_build_lid_matrices (OpenSM 3.3.23):
 //  - a switch's own base LID: 0 hops at port 0;
 //  - port p of switch s cabled to switch r (r != s), weight w = p's hop_wf,
 //    which is 1 (set here, as OpenSM does); with a hop_weights_file the
@@ -20,12 +25,33 @@
 //      not look at health; its propagation step skips unhealthy links);
 //  - D(r, t) = least hops from r to t: 0 for t itself, w for a direct cable
 //    to t of any health, else through healthy links only.
-// Only switch LIDs get rows (as in OpenSM: CA LIDs are resolved through the
-// switch they hang off). Runs under OpenSM's lock, after OpenSM has cleared
-// the matrices (osm_switch_prepare_path_rebuild).
+//
+// How (O(levels x links x switches / 64) for the distances, then one pass
+// over the rows; measured in docs/hop_matrices.md):
+//  - D for all pairs at once by a bit-parallel breadth-first search: R_k[x],
+//    the set of switches within k hops of x, is a bitset; R_{k+1}[x] = R_k[x]
+//    | the R_k of x's healthy neighbours. A bit that appears at level k gives
+//    D = k. Kept as one byte per pair, the source's row contiguous.
+//  - Rows are built 64 targets at a time (their distances from every switch
+//    stay in cache), switch by switch: one column per port, 1 + D(y, .) for
+//    the cable to y, transposed into rows (SSE2 where there is SSE2), each
+//    stored whole into OpenSM's array: num_ports bytes, OSM_NO_PATH where no
+//    port leads, so nothing another engine left in a row survives.
+//  - Allocated once: a row missing is allocated through osm_switch_set_hops
+//    (which checks the LID and mallocs what OpenSM later frees); later sweeps
+//    find it (osm_switch_prepare_path_rebuild only clears rows) and overwrite
+//    it in place. Nothing is allocated after the first sweep unless switches
+//    or LIDs are new.
+//  - Reused when unchanged: between sweeps the object keeps its buffers and
+//    the switch graph it saw; when the graph (switches, LIDs, cables, link
+//    health) is the same, the distances are reused and only the rows are
+//    written again (OpenSM clears them before every routing pass).
+// Runs under OpenSM's lock (exclusive, held by osm_ucast_mgr_process), on
+// OpenSM's thread: single-threaded on purpose (the writes are memory-bound).
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "routing/result.h"
 #include "sm_plugin/osm_headers.h"
@@ -34,11 +60,59 @@ namespace railyard::sm_plugin {
 
 struct HopStats {
   uint32_t switches = 0;
-  uint64_t entries = 0;  // (switch, LID, port) hop counts written
+  uint64_t entries = 0;         // (switch, LID, port) hop counts written
+  uint64_t rows_allocated = 0;  // rows OpenSM did not have yet (first sweep, new switches)
+  bool distances_reused = false;
+  double distances_ms = 0;      // switch graph + all-pairs distances
+  double rows_ms = 0;           // writing OpenSM's rows
+  double cpu_ms = 0;            // CPU time of the whole build (the rest is waiting for a core)
 };
 
-// Errors when a hop_weights_file is configured or OpenSM refuses a write (a
-// LID beyond max_lid_ho): the caller then lets OpenSM build the matrices.
-Result<HopStats> build_hop_matrices(osm_subn_t& subn);
+class HopMatrices {
+ public:
+  // Errors, before anything is written, when a hop_weights_file is configured
+  // or the switches' LIDs do not fit OpenSM's arrays (a LID beyond max_lid_ho,
+  // two switches on one LID); errors part-way only when OpenSM cannot
+  // allocate a row. Either way the caller lets OpenSM build the matrices
+  // (its builder only lowers counts, and every count written here is exact).
+  Result<HopStats> build(osm_subn_t& subn);
+
+ private:
+  struct Edge {
+    uint32_t to;    // switch index at the far end
+    uint8_t port;   // the near switch's port
+    bool healthy;
+    bool operator==(const Edge&) const = default;
+  };
+
+  // Reads the switches and their cables into switches_/lids_/edge_begin_/
+  // edges_ (switch indices in LID order). Returns false if unchanged since
+  // the last call (same objects, LIDs, cables and health).
+  bool read_graph(osm_subn_t& subn);
+  void compute_distances();
+  Result<uint64_t> write_rows(uint32_t first, uint32_t last, uint32_t targets) const;
+
+  std::vector<osm_switch_t*> switches_;
+  std::vector<uint16_t> lids_;          // per switch index; 0 = none
+  std::vector<uint32_t> edge_begin_;    // CSR: out edges of i in [edge_begin_[i], edge_begin_[i+1])
+  std::vector<Edge> edges_;
+  // The previous sweep's graph, for reuse.
+  std::vector<osm_switch_t*> prev_switches_;
+  std::vector<uint16_t> prev_lids_;
+  std::vector<uint32_t> prev_edge_begin_;
+  std::vector<Edge> prev_edges_;
+  bool have_distances_ = false;
+  // dist_[x * n + t] = D(x, t), OSM_NO_PATH if t is out of reach.
+  std::vector<uint8_t> dist_;
+  size_t stride_ = 0;  // of dist_: n rounded up to 64
+  std::vector<uint32_t> reach_count_;   // per switch: targets with a LID it reaches
+  std::vector<uint64_t> reach_, next_;  // bitsets, n x words
+  std::vector<uint32_t> neighbours_begin_, neighbours_;  // healthy, deduplicated
+  struct RowArray {
+    uint8_t** hops;  // the switch's hops[], indexed by LID
+    uint32_t width;  // num_ports
+  };
+  std::vector<RowArray> row_arrays_;  // per switch, read once per build
+};
 
 }  // namespace railyard::sm_plugin

@@ -31,15 +31,19 @@ constexpr size_t kIssuesLogged = 10;
 
 int RoutingPass::build_hop_matrices() {
   const auto t = Clock::now();
-  auto stats = sm_plugin::build_hop_matrices(osm_->subn);
+  auto stats = hop_matrices_.build(osm_->subn);
   if (!stats) {
     hops_ms_ = -1;
     logger_.log(LogLevel::kError, "hop matrices not written (%s); OpenSM builds them", stats.error().message.c_str());
     return 1;
   }
   hops_ms_ = ms_since(t);
-  logger_.log(LogLevel::kVerbose, "hop matrices: %u switches, %llu entries in %.1f ms", stats->switches,
-              static_cast<unsigned long long>(stats->entries), hops_ms_);
+  logger_.log(LogLevel::kVerbose,
+              "hop matrices: %u switches, %llu entries in %.1f ms (cpu %.1f ms; distances %.1f ms%s, rows %.1f ms, "
+              "%llu allocated)",
+              stats->switches, static_cast<unsigned long long>(stats->entries), hops_ms_, stats->cpu_ms,
+              stats->distances_ms, stats->distances_reused ? " reused" : "", stats->rows_ms,
+              static_cast<unsigned long long>(stats->rows_allocated));
   return 0;
 }
 

@@ -27,6 +27,7 @@
 #include "policies/policy.h"
 #include "sm_plugin/event_channel.h"
 #include "sm_plugin/events.h"
+#include "sm_plugin/hop_matrices.h"
 #include "sm_plugin/osm_headers.h"
 #include "sm_plugin/osm_logger.h"
 #include "sm_plugin/plugin_config.h"
@@ -75,6 +76,7 @@ class RoutingPass {
   bool have_last_planned_ = false;
   uint64_t passes_ = 0;
   double hops_ms_ = -1;  // this pass's hop matrices; < 0 = built by OpenSM
+  HopMatrices hop_matrices_;  // its buffers and last switch graph, kept between passes
   RequestBook& requests_;
   EventChannel* events_ = nullptr;
   std::atomic<bool> reload_policy_{false};
