@@ -4,13 +4,16 @@
 // tables are 49,152 LIDs wide (768 blocks a switch, 98 MB a table). Old
 // tables: the engine on the fabric; new: the engine after one leaf-spine
 // link down, one spine down, or 1% of the switch links cut. Timed: the
-// order from the whole tables, and from the hint of the changed LIDs (what
-// an incremental reroute knows). Counters: entries changed (% of the
+// order from the whole tables, from the hint of the changed LIDs, and from
+// the changed (switch, block) pairs; and the diff of the tables alone
+// (ForwardingTables::changed_blocks), which any push of changed blocks
+// pays unless it knows them. Counters: entries changed (% of the
 // table), changed blocks, steps, partial steps, rounds. --skip_large (or
 // RAILYARD_BENCH_SKIP_LARGE=1) uses 256 servers (2,048 CAs) instead.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <random>
 
@@ -66,6 +69,7 @@ struct Change {
   ForwardingTables before;
   ForwardingTables after;
   std::vector<Lid> changed_lids;
+  std::vector<SwitchBlock> changed_blocks;
 };
 
 const Change& change(int kind) {
@@ -107,7 +111,7 @@ const Change& change(int kind) {
   }
   FabricBuilder b(f);
   for (LinkId l : down) (void)b.set_link_state(l, PortState::kDown);
-  Change c{std::move(b.build()).value(), route(f), {}, {}};
+  Change c{std::move(b.build()).value(), route(f), {}, {}, {}};
   c.after = route(c.fabric);
   for (uint32_t l = 0; l < c.before.num_lids(); ++l) {
     for (uint32_t s = 0; s < c.before.num_switches(); ++s) {
@@ -117,14 +121,25 @@ const Change& change(int kind) {
       }
     }
   }
+  for (uint32_t s = 0; s < c.before.num_switches(); ++s) {
+    for (uint32_t blk = 0; blk * kLftBlockLids < c.before.num_lids(); ++blk) {
+      const uint32_t off = blk * kLftBlockLids;
+      const uint32_t n = std::min(kLftBlockLids, c.before.num_lids() - off);
+      if (std::memcmp(c.before.row(s).data() + off, c.after.row(s).data() + off, n) != 0) {
+        c.changed_blocks.push_back({s, blk});
+      }
+    }
+  }
   return cache.emplace(kind, std::move(c)).first->second;
 }
 
-// range(0): the change; range(1): 1 = with the hint of the changed LIDs.
+// range(0): the change; range(1): the hint, 0 none, 1 the changed LIDs,
+// 2 the changed (switch, block) pairs.
 void BM_UpdateOrder(benchmark::State& state) {
   const Change& c = change(static_cast<int>(state.range(0)));
   UpdateOrderOptions options;
-  if (state.range(1)) options.lids = c.changed_lids;
+  if (state.range(1) == 1) options.lids = c.changed_lids;
+  if (state.range(1) == 2) options.blocks = c.changed_blocks;
   Result<UpdateOrder> order = Error{"not run"};
   for (auto _ : state) {
     order = plan_update_order(c.fabric, c.before, c.after, options);
@@ -149,14 +164,22 @@ void BM_UpdateOrder(benchmark::State& state) {
   state.counters["hint_blocks"] = static_cast<double>(hint_blocks.size());
 }
 
+// The diff alone (ForwardingTables::changed_blocks: both tables whole).
+void BM_ChangedBlocks(benchmark::State& state) {
+  const Change& c = change(static_cast<int>(state.range(0)));
+  for (auto _ : state) benchmark::DoNotOptimize(ForwardingTables::changed_blocks(c.before, c.after));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   return railyard::bench::run(argc, argv, [] {
     auto* b = benchmark::RegisterBenchmark("update_order/roft_r40", BM_UpdateOrder);
     for (int kind : {0, 1, 2}) {
-      for (int hint : {0, 1}) b->Args({kind, hint});
+      for (int hint : {0, 1, 2}) b->Args({kind, hint});
     }
+    // What any push of changed blocks pays first: finding them.
+    benchmark::RegisterBenchmark("changed_blocks/roft_r40", BM_ChangedBlocks)->Arg(0)->Unit(benchmark::kMillisecond)->MinTime(0.5);
     b->ArgNames({"change", "hint"})->Unit(benchmark::kMillisecond)->MinTime(0.5);
   });
 }

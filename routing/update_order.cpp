@@ -368,6 +368,7 @@ class BlockPlanner {
         Status st = break_cycles(round, out, order);
         if (!st.ok()) return st;
       } else {
+        std::sort(frontier_.begin(), frontier_.end());  // switch order within the round
         for (uint32_t k : frontier_) {
           done_[k] = changed_[k];
           finished_[k] = 1;
@@ -523,6 +524,20 @@ class BlockPlanner {
   std::vector<std::pair<uint32_t, uint32_t>> calls_;
 };
 
+// Rounds: counting sort by round, stable (block index, then the order in
+// which the block index's planner sent them).
+UpdateOrder finish(UpdateOrder order, const std::vector<StagedStep>& staged) {
+  uint32_t rounds = 0;
+  for (const StagedStep& s : staged) rounds = std::max(rounds, s.round + 1);
+  order.round_begin.assign(rounds + 1, 0);
+  for (const StagedStep& s : staged) ++order.round_begin[s.round + 1];
+  for (uint32_t r = 0; r < rounds; ++r) order.round_begin[r + 1] += order.round_begin[r];
+  order.steps.resize(staged.size());
+  std::vector<uint32_t> slot(order.round_begin.begin(), order.round_begin.end() - 1);
+  for (const StagedStep& s : staged) order.steps[slot[s.round]++] = s.step;
+  return order;
+}
+
 }  // namespace
 
 Result<UpdateOrder> plan_update_order(const Fabric& fabric, const ForwardingTables& before,
@@ -538,6 +553,46 @@ Result<UpdateOrder> plan_update_order(const Fabric& fabric, const ForwardingTabl
   }
   const uint32_t num_lids = before.num_lids();
   const uint32_t num_blocks = (num_lids + kLftBlockLids - 1) / kLftBlockLids;
+
+  UpdateOrder order;
+  std::vector<StagedStep> staged;
+  BlockPlanner planner(fabric, before, after);
+  if (!options.blocks.empty()) {
+    // Only the pairs given: sorted by block index, then switch, and diffed.
+    std::vector<ChangedBlock> changed;
+    changed.reserve(options.blocks.size());
+    for (const SwitchBlock& sb : options.blocks) {
+      if (sb.switch_index >= before.num_switches() || sb.block >= num_blocks) {
+        return Error{"update order: block " + std::to_string(sb.block) + " of switch " +
+                     std::to_string(sb.switch_index) + " is beyond the tables (" +
+                     std::to_string(before.num_switches()) + " switches x " + std::to_string(num_blocks) + " blocks)"};
+      }
+      const uint32_t off = sb.block * kLftBlockLids;
+      const uint64_t mask = diff_mask(before.row(sb.switch_index).data() + off, after.row(sb.switch_index).data() + off,
+                                      std::min(kLftBlockLids, num_lids - off));
+      if (mask != 0) changed.push_back({sb.switch_index, sb.block, mask});
+    }
+    std::sort(changed.begin(), changed.end(), [](const ChangedBlock& x, const ChangedBlock& y) {
+      return x.block != y.block ? x.block < y.block : x.sw < y.sw;
+    });
+    changed.erase(std::unique(changed.begin(), changed.end(),
+                              [](const ChangedBlock& x, const ChangedBlock& y) {
+                                return x.block == y.block && x.sw == y.sw;
+                              }),
+                  changed.end());
+    for (const ChangedBlock& c : changed) {
+      order.entries_changed += static_cast<uint64_t>(__builtin_popcountll(c.changed));
+    }
+    order.blocks_changed = changed.size();
+    for (size_t g = 0; g < changed.size();) {
+      size_t h = g;
+      while (h < changed.size() && changed[h].block == changed[g].block) ++h;
+      Status st = planner.plan(changed[g].block, std::span<const ChangedBlock>(changed.data() + g, h - g), staged, order);
+      if (!st.ok()) return st.error();
+      g = h;
+    }
+    return finish(std::move(order), staged);
+  }
 
   // The block indices to compare.
   std::vector<uint32_t> blocks;
@@ -557,39 +612,40 @@ Result<UpdateOrder> plan_update_order(const Fabric& fabric, const ForwardingTabl
     blocks.erase(std::unique(blocks.begin(), blocks.end()), blocks.end());
   }
 
-  // Tiles of block indices, each diffed switch by switch (a row's blocks are
-  // contiguous) and then planned block index by block index while the
-  // tile's part of both tables (~8 MB) is still in cache: the walks read
-  // entries of other switches in the same blocks.
+  // Tiles of block indices, each diffed switch by switch and then planned
+  // block index by block index while the tile's part of both tables (~8 MB)
+  // is still in cache: the walks read entries of other switches in the same
+  // blocks. At least 64 blocks (4 KB of a row): a narrower tile would start
+  // a page (a TLB miss, no prefetch) per row for less work.
   const uint32_t num_switches = before.num_switches();
-  const size_t tile_bytes = size_t{1} << 20;
-  constexpr uint32_t kPrefetchRows = 8;
-  const uint32_t tile = static_cast<uint32_t>(
-      std::max<size_t>(1, tile_bytes / (std::max<size_t>(num_switches, 1) * 2 * kLftBlockLids)));
-  UpdateOrder order;
-  std::vector<StagedStep> staged;
+  const uint32_t tile = static_cast<uint32_t>(std::max<size_t>(
+      4096 / kLftBlockLids, (size_t{8} << 20) / (2 * kLftBlockLids * std::max<size_t>(num_switches, 1))));
+  constexpr uint32_t kPrefetchRows = 4;
   std::vector<ChangedBlock> changed, by_block;
   std::vector<uint32_t> tile_begin(tile + 1), fill(tile);
-  BlockPlanner planner(fabric, before, after);
   for (size_t t0 = 0; t0 < blocks.size(); t0 += tile) {
     const uint32_t width = static_cast<uint32_t>(std::min<size_t>(tile, blocks.size() - t0));
+    // Contiguous blocks (no hint): a row's part of the tile is first
+    // compared whole, at memory speed; most rows are equal there.
+    const bool contiguous = blocks[t0 + width - 1] - blocks[t0] == width - 1;
+    const uint32_t span_begin = blocks[t0] * kLftBlockLids;
+    const uint32_t span_bytes = std::min(num_lids, (blocks[t0 + width - 1] + 1) * kLftBlockLids) - span_begin;
     changed.clear();
     std::fill(tile_begin.begin(), tile_begin.end(), 0);
     for (uint32_t s = 0; s < num_switches; ++s) {
       const uint8_t* a = before.row(s).data();
       const uint8_t* b = after.row(s).data();
-      // A row's part of a tile is short and the next row's is a page or
-      // more away, where no hardware prefetcher goes: ask for it a few rows
-      // ahead, or every row costs a trip to memory.
-      if (s + kPrefetchRows < num_switches) {
+      if (contiguous && std::memcmp(a + span_begin, b + span_begin, span_bytes) == 0) continue;
+      // Hinted blocks are scattered over a row and the next row is a page
+      // or more away, where no hardware prefetcher goes: ask for them a few
+      // rows ahead, or every block costs a trip to memory.
+      if (!contiguous && s + kPrefetchRows < num_switches) {
         const uint8_t* pa = before.row(s + kPrefetchRows).data();
         const uint8_t* pb = after.row(s + kPrefetchRows).data();
         for (uint32_t j = 0; j < width; ++j) {
           const uint32_t off = blocks[t0 + j] * kLftBlockLids;
           __builtin_prefetch(pa + off);
-          __builtin_prefetch(pa + off + kLftBlockLids - 1);
           __builtin_prefetch(pb + off);
-          __builtin_prefetch(pb + off + kLftBlockLids - 1);
         }
       }
       for (uint32_t j = 0; j < width; ++j) {
@@ -617,17 +673,7 @@ Result<UpdateOrder> plan_update_order(const Fabric& fabric, const ForwardingTabl
     }
   }
 
-  // Rounds: counting sort by round, stable (block index, then the order in
-  // which the block index's planner sent them).
-  uint32_t rounds = 0;
-  for (const StagedStep& s : staged) rounds = std::max(rounds, s.round + 1);
-  order.round_begin.assign(rounds + 1, 0);
-  for (const StagedStep& s : staged) ++order.round_begin[s.round + 1];
-  for (uint32_t r = 0; r < rounds; ++r) order.round_begin[r + 1] += order.round_begin[r];
-  order.steps.resize(staged.size());
-  std::vector<uint32_t> slot(order.round_begin.begin(), order.round_begin.end() - 1);
-  for (const StagedStep& s : staged) order.steps[slot[s.round]++] = s.step;
-  return order;
+  return finish(std::move(order), staged);
 }
 
 void step_entries(const ForwardingTables& before, const ForwardingTables& after, const UpdateStep& step,

@@ -50,11 +50,11 @@
 // at once and wait only between rounds. On fat trees the rounds follow the
 // depth of the new trees (at most 7 in the tests); a cycle adds rounds.
 //
-// Cost: the diff of the tables (every block, or only the blocks of
-// `UpdateOrderOptions::lids`), in tiles of block indices that stay in cache for
-// the walks; then per changed entry a walk of its new path through
-// unchanged switches, memoized per (switch, LID) because paths to a LID
-// share their ends; old paths only for LIDs with a cut entry. Measured in
+// Cost: the diff of the tables (every block, or only those the options
+// name), in tiles of block indices that stay in cache for the walks; then
+// per changed entry a walk of its new path through unchanged switches,
+// memoized per (switch, LID) because paths to a LID share their ends; old
+// paths only for LIDs with a cut entry. Measured in
 // bench/update_order_bench.cpp; numbers in docs/fast_path.md.
 #pragma once
 
@@ -82,12 +82,23 @@ struct UpdateStep {
   bool complete = true;
 };
 
+struct SwitchBlock {
+  uint32_t switch_index = 0;
+  uint32_t block = 0;
+};
+
+// Hints that spare reading both tables whole (98 MB each at 2,000 switches
+// x 49,152 LIDs: ~10 ms at memory speed). A change outside a hint is not in
+// the order.
 struct UpdateOrderOptions {
   // When not empty, the only LIDs whose entries may differ between the two
   // tables (e.g. the destination columns an incremental reroute re-decided):
-  // only their blocks are compared, which saves reading both tables whole.
-  // A change outside them is not in the order.
+  // only their blocks, on every switch, are compared.
   std::span<const Lid> lids;
+  // When not empty (it then wins over `lids`), the only (switch, block)
+  // pairs that may differ, e.g. those the caller wrote: only these are
+  // compared, and the cost no longer depends on the size of the tables.
+  std::span<const SwitchBlock> blocks;
 };
 
 struct UpdateOrder {
@@ -106,8 +117,8 @@ struct UpdateOrder {
 
 // `before` and `after` are tables of `fabric`'s switches (same size, rows in
 // fabric.switches() order); `fabric` is the subnet now. Errors: tables of
-// different sizes or not of this fabric, a hint LID beyond the tables, a
-// loop in `after`.
+// different sizes or not of this fabric, a hint beyond the tables, a loop
+// in `after`.
 Result<UpdateOrder> plan_update_order(const Fabric& fabric, const ForwardingTables& before,
                                       const ForwardingTables& after, const UpdateOrderOptions& options = {});
 

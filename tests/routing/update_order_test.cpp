@@ -182,6 +182,19 @@ void expect_counts(const ForwardingTables& before, const ForwardingTables& after
   EXPECT_TRUE(std::is_sorted(order.round_begin.begin(), order.round_begin.end())) << name;
 }
 
+bool same_steps(const UpdateOrder& a, const UpdateOrder& b) {
+  if (a.steps.size() != b.steps.size() || a.round_begin != b.round_begin) return false;
+  for (size_t i = 0; i < a.steps.size(); ++i) {
+    const UpdateStep &x = a.steps[i], &y = b.steps[i];
+    if (x.switch_index != y.switch_index || x.block != y.block || x.new_lids != y.new_lids ||
+        x.complete != y.complete) {
+      return false;
+    }
+  }
+  return a.entries_changed == b.entries_changed && a.blocks_changed == b.blocks_changed &&
+         a.partial_steps == b.partial_steps && a.entries_cut == b.entries_cut;
+}
+
 // ---------------------------------------------------------------------------
 // Generated fabrics: the engine's tables before and after a change.
 
@@ -232,8 +245,25 @@ void check_change(const Fabric& to, const ForwardingTables& before, const Forwar
   hint.lids = changed_lids;
   auto hinted = plan_update_order(to, before, after, hint);
   ASSERT_TRUE(hinted.ok());
-  EXPECT_EQ(hinted->steps.size(), order->steps.size());
-  EXPECT_EQ(hinted->round_begin, order->round_begin);
+  EXPECT_TRUE(same_steps(*hinted, *order));
+  // And from the changed (switch, block) pairs, given in reverse and twice.
+  std::vector<SwitchBlock> changed_blocks;
+  for (uint32_t s = before.num_switches(); s-- > 0;) {
+    for (uint32_t b = (before.num_lids() + kLftBlockLids - 1) / kLftBlockLids; b-- > 0;) {
+      for (uint32_t l = b * kLftBlockLids; l < std::min((b + 1) * kLftBlockLids, before.num_lids()); ++l) {
+        if (before.row(s)[l] != after.row(s)[l]) {
+          changed_blocks.push_back({s, b});
+          changed_blocks.push_back({s, b});
+          break;
+        }
+      }
+    }
+  }
+  UpdateOrderOptions block_hint;
+  block_hint.blocks = changed_blocks;
+  auto by_blocks = plan_update_order(to, before, after, block_hint);
+  ASSERT_TRUE(by_blocks.ok());
+  EXPECT_TRUE(same_steps(*by_blocks, *order));
   // The checker is not a rubber stamp: every block at once, sent in the
   // reverse of the order, is often unsafe.
   UpdateOrder naive = *order;
@@ -471,6 +501,12 @@ TEST(UpdateOrder, RefusesTablesOfDifferentSizes) {
   auto bad_hint = plan_update_order(f, t, t, hint);
   ASSERT_FALSE(bad_hint.ok());
   EXPECT_NE(bad_hint.error().message.find("is beyond the tables"), std::string::npos) << bad_hint.error().message;
+  const SwitchBlock no_such_switch{4, 0};
+  UpdateOrderOptions block_hint;
+  block_hint.blocks = std::span<const SwitchBlock>(&no_such_switch, 1);
+  auto bad_blocks = plan_update_order(f, t, t, block_hint);
+  ASSERT_FALSE(bad_blocks.ok());
+  EXPECT_EQ(bad_blocks.error().message, "update order: block 0 of switch 4 is beyond the tables (4 switches x 1 blocks)");
 }
 
 TEST(UpdateOrder, RefusesNewTablesThatLoop) {
