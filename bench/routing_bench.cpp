@@ -14,6 +14,7 @@
 
 #include "routing/generator.h"
 #include "routing/rails.h"
+#include "routing/reroute.h"
 #include "routing/routing_plan.h"
 #include "routing/unicast_engine.h"
 #include "routing/verifier.h"
@@ -46,6 +47,53 @@ void BM_RouteDegraded(benchmark::State& state) {
   state.counters["peak_rss_MB"] = railyard::bench::peak_rss_mb();
 }
 
+// Incremental reroute (routing/reroute.h) after one link goes down on the
+// healthy tree: range(1) = 0 a leaf-spine link, 1 a spine-core link (the
+// 7th of its tier in link order). Times reroute_unicast alone; the full route of the same change
+// is route_degraded's (-1 row) for comparison.
+void BM_Reroute(benchmark::State& state) {
+  using namespace railyard;
+  using namespace railyard::routing;
+  const Fabric& f = railyard::bench::roft(static_cast<int>(state.range(0)));
+  const RoutingOptions options = plan_routing(f, {}, map_rails(f, {})).value();
+  const TrackedRouting before = route_unicast_tracked(f, options).value();
+  // The link: the 7th of its tier in link order (leaf-spine links join a
+  // switch with CAs to one without).
+  auto has_cas = [&](NodeId n) {
+    const Node& node = f.node(n);
+    for (uint32_t p = 1; p <= node.num_ports; ++p) {
+      const NodeId far = f.remote_node(PortId(node.first_port.value() + p));
+      if (far.valid() && !f.is_switch(far)) return true;
+    }
+    return false;
+  };
+  LinkId pick;
+  int seen = 0;
+  for (uint32_t l = 0; l < f.num_links() && !pick.valid(); ++l) {
+    const NodeId a = f.port(f.link(LinkId(l)).a).node, b = f.port(f.link(LinkId(l)).b).node;
+    if (!f.is_switch(a) || !f.is_switch(b)) continue;
+    const bool leaf_spine = has_cas(a) || has_cas(b);
+    if (leaf_spine == (state.range(1) == 0) && ++seen == 7) pick = LinkId(l);
+  }
+  FabricBuilder builder(f);
+  (void)builder.set_link_state(pick, PortState::kDown);
+  const Fabric after = builder.build().value();
+  const RoutingOptions after_options = plan_routing(after, {}, map_rails(after, {})).value();
+  RerouteStats stats;
+  for (auto _ : state) {
+    state.PauseTiming();
+    TrackedRouting copy = before;
+    state.ResumeTiming();
+    auto r = reroute_unicast(f, options, std::move(copy), after, after_options);
+    stats = r.value().stats;
+    benchmark::DoNotOptimize(r);
+  }
+  state.counters["CAs"] = static_cast<double>(f.cas().size());
+  state.counters["incremental"] = stats.incremental ? 1 : 0;
+  state.counters["columns_rewalked"] = stats.columns_recomputed;
+  state.counters["peak_rss_MB"] = railyard::bench::peak_rss_mb();
+}
+
 void BM_Verify(benchmark::State& state) {
   const Fabric& f = railyard::bench::roft(static_cast<int>(state.range(0)));
   auto r = route_unicast(f, plan_routing(f, {}, map_rails(f, {})).value()).value();
@@ -70,5 +118,11 @@ int main(int argc, char** argv) {
       for (int cut : {-1, 10, 50}) degraded->Args({servers, cut});
     }
     degraded->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(3);
+    auto* reroute = benchmark::RegisterBenchmark("reroute_one_link/3level_roft", BM_Reroute);
+    for (int servers : {256, 2048}) {
+      if (servers == 2048 && railyard::bench::skip_large()) continue;
+      for (int tier : {0, 1}) reroute->Args({servers, tier});
+    }
+    reroute->Unit(benchmark::kMillisecond)->Iterations(3)->Repetitions(3);
   });
 }
