@@ -117,7 +117,11 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
         Lid lid{static_cast<uint16_t>(p.lid.value + k)};
         if (!lid.valid()) continue;
         ca_lids.push_back(lid);
-        if (prior_ != nullptr && (!touched || !dirty_[lid.value])) {
+        const uint32_t slot = (leaf_port - base_down_[rk_.rank[t]]) * (1u << p.lmc) + k;
+        if (prior_ != nullptr && (!touched || !dirty_[lid.value]) && prior_->memo->deferred[lid.value]) {
+          ca_columns.push_back(batch_lids_.size());
+          reuse_deferred(lid, t, slot);
+        } else if (prior_ != nullptr && (!touched || !dirty_[lid.value])) {
           ca_columns.push_back(kSkipped);
           ++report_.lids_routed;
         } else {
@@ -126,7 +130,7 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
             ++columns_recomputed_;
           }
           ca_columns.push_back(batch_lids_.size());
-          route_destination(lid, t, leaf_port, (leaf_port - base_down_[rk_.rank[t]]) * (1u << p.lmc) + k);
+          route_destination(lid, t, leaf_port, slot);
         }
         account_ca_destination(lid, ca_ports_[i], last_hop_drained);
       }

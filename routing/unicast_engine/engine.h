@@ -159,6 +159,7 @@ class Engine {
   bool mark_dirty(uint32_t t);
   void chain_digits(uint32_t t, uint32_t slot);
   void subtract_old_column(Lid lid, uint32_t t);
+  void reuse_deferred(Lid lid, uint32_t t, uint32_t slot);
 
   // destination_walk.cpp
   void route_destination(Lid lid, uint32_t t, uint8_t port_at_target, uint32_t slot);

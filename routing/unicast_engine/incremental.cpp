@@ -9,13 +9,14 @@
 //    leaf (a distance or a mode moved, so may any choice);
 //  - a changed link may be a down candidate toward the leaf (the leaf hangs
 //    below it: its chain and cones may move): every column;
-//  - phase B finished the column before: it is taken again (phase B is
-//    re-run in full and starts from phase A's column);
 //  - a changed link (lower switch u, port pu) may be an up candidate of u
 //    toward the leaf: the columns where u's entry is not its nominal up port
 //    (a fallback, a deferred switch, or none), and those whose nominal up
 //    port at u is pu.
-// Else the column is unchanged. With the modes the same, the candidates of a
+// Else phase A's column is unchanged: taken from the tables, or for a
+// column phase B finished, from the memo with the switches it left to phase
+// B (phase B is then run again in full, from phase A's columns). With the
+// modes the same, the candidates of a
 // switch change only at the ends of a changed link; phase A takes a switch's
 // nominal port when its nominal path is whole, and that path climbs through
 // nominal ports, then down the destination's chain (which a changed link
@@ -166,15 +167,20 @@ bool Engine::mark_dirty(uint32_t t) {
     for (uint32_t k = 0; k < (1u << p.lmc); ++k) {
       const Lid lid{static_cast<uint16_t>(p.lid.value + k)};
       if (!lid.valid()) continue;
-      bool d = all || memo.deferred[lid.value] != 0;
+      bool d = all;
       if (!d && !up_changed_.empty()) {
+        // u's entry as phase A left it (phase B's are chosen again anyway).
+        const uint8_t* phase_a = memo.deferred[lid.value] ? memo.deferred_columns.data() +
+                                                                  static_cast<size_t>(memo.deferred_at[lid.value]) * n
+                                                            : nullptr;
         chain_digits(t, (leaf_port - base_down_[rk_.rank[t]]) * (1u << p.lmc) + k);
         for (uint32_t ci : up_changed_) {
           const ChangedLink& c = prior_->changed[ci];
           const uint32_t r = rk_.rank[c.lower];
           const uint32_t slots = slots_up_[r];
           const uint32_t nominal = slots == 0 ? 0 : base_up_[r] + chain_digit_[r] % slots;
-          if (slots == 0 || nominal == c.lower_port || old.get(c.lower, lid) != nominal) d = true;
+          const uint8_t had = phase_a ? phase_a[c.lower] : old.get(c.lower, lid);
+          if (slots == 0 || nominal == c.lower_port || had != nominal) d = true;
         }
       }
       dirty_[lid.value] = d ? 1 : 0;
@@ -208,6 +214,20 @@ void Engine::subtract_old_column(Lid lid, uint32_t t) {
       if (y == kNone) break;
     }
   }
+}
+
+// A column phase B finished before, whose phase A the change does not touch:
+// phase A's column and waiting switches from the memo, deferred again.
+void Engine::reuse_deferred(Lid lid, uint32_t t, uint32_t slot) {
+  const uint32_t n = g_.num_switches();
+  const RouteMemo& memo = *prior_->memo;
+  const uint32_t i = memo.deferred_at[lid.value];
+  begin_column(lid);
+  std::memcpy(column_, memo.deferred_columns.data() + static_cast<size_t>(i) * n, n);
+  ++report_.lids_routed;
+  Deferred d{column_, lid, t, slot, static_cast<uint32_t>(broken_.size())};
+  broken_.insert(broken_.end(), memo.broken.begin() + memo.broken_begin[i], memo.broken.begin() + memo.broken_begin[i + 1]);
+  defer(d);
 }
 
 bool Engine::take_prior_loads(const std::vector<const Engine*>& lanes) {
@@ -250,11 +270,16 @@ void Engine::export_memo() {
   memo_->deferred.assign(tables_.num_lids(), 0);
   memo_->deferred_at.assign(tables_.num_lids(), 0);
   memo_->deferred_columns.resize(deferred_.size() * static_cast<size_t>(n));
+  memo_->broken_begin.assign(1, 0);
+  memo_->broken.clear();
   for (size_t i = 0; i < deferred_.size(); ++i) {
     const Deferred& d = deferred_[i];
     memo_->deferred[d.lid.value] = 1;
     memo_->deferred_at[d.lid.value] = static_cast<uint32_t>(i);
     std::memcpy(memo_->deferred_columns.data() + i * n, d.column, n);
+    const uint32_t last = i + 1 < deferred_.size() ? deferred_[i + 1].first_broken : static_cast<uint32_t>(broken_.size());
+    memo_->broken.insert(memo_->broken.end(), broken_.begin() + d.first_broken, broken_.begin() + last);
+    memo_->broken_begin.push_back(static_cast<uint32_t>(memo_->broken.size()));
   }
 }
 

@@ -25,10 +25,13 @@ struct RouteMemo {
   // Loads phase A left (all-to-all flows per switch port, at switch * 256 +
   // port), before phase B.
   std::vector<uint64_t> phase_a_load;
-  // Destinations phase B finished: their column as phase A left it.
+  // Destinations phase B finished: their column as phase A left it and the
+  // switches phase A left to phase B (bottom-up), at deferred_at[lid].
   std::vector<uint8_t> deferred;  // per LID: 1 = deferred
   std::vector<uint32_t> deferred_at;  // per LID: offset / switches in deferred_columns
   std::vector<uint8_t> deferred_columns;
+  std::vector<uint32_t> broken_begin;  // per deferred column, and one past the last
+  std::vector<uint32_t> broken;
   bool flows = false;
 };
 
