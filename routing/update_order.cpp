@@ -572,14 +572,23 @@ Result<UpdateOrder> plan_update_order(const Fabric& fabric, const ForwardingTabl
                                       std::min(kLftBlockLids, num_lids - off));
       if (mask != 0) changed.push_back({sb.switch_index, sb.block, mask});
     }
-    std::sort(changed.begin(), changed.end(), [](const ChangedBlock& x, const ChangedBlock& y) {
-      return x.block != y.block ? x.block < y.block : x.sw < y.sw;
-    });
-    changed.erase(std::unique(changed.begin(), changed.end(),
-                              [](const ChangedBlock& x, const ChangedBlock& y) {
-                                return x.block == y.block && x.sw == y.sw;
-                              }),
-                  changed.end());
+    // By block index (counting), then switch within each (small) bucket.
+    std::vector<uint32_t> bucket(num_blocks + 1, 0);
+    for (const ChangedBlock& c : changed) ++bucket[c.block + 1];
+    for (uint32_t b = 0; b < num_blocks; ++b) bucket[b + 1] += bucket[b];
+    std::vector<ChangedBlock> sorted(changed.size());
+    {
+      std::vector<uint32_t> next(bucket.begin(), bucket.end() - 1);
+      for (const ChangedBlock& c : changed) sorted[next[c.block]++] = c;
+    }
+    for (uint32_t b = 0; b < num_blocks; ++b) {
+      std::sort(sorted.begin() + bucket[b], sorted.begin() + bucket[b + 1],
+                [](const ChangedBlock& x, const ChangedBlock& y) { return x.sw < y.sw; });
+    }
+    changed.clear();
+    for (const ChangedBlock& c : sorted) {
+      if (changed.empty() || changed.back().block != c.block || changed.back().sw != c.sw) changed.push_back(c);
+    }
     for (const ChangedBlock& c : changed) {
       order.entries_changed += static_cast<uint64_t>(__builtin_popcountll(c.changed));
     }
