@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# measure_failover.sh — how long traffic stays black-holed after a link
+# fails, seen from the switches: ibsim with OpenSM and railyard's plugin;
+# Unlink one uplink of the leaf ibsim attaches its clients to (directed route
+# 0), then read that leaf's LFT back with ibroute, only the blocks that hold
+# the destinations it sent out of the dead port, until none does; and wait for
+# OpenSM's next SUBNET UP. Prints, for the Unlink:
+#   entries   destinations the leaf sent out of the dead port
+#   moved     Unlink -> the last of them moved off it (polled: +/- one read)
+#   subnet_up Unlink -> OpenSM's next SUBNET UP
+#   pair_s    leaf-side CA-pair-seconds black-holed: CAs on the leaf x entries
+#             x their time on the dead port (each entry counted until it moved)
+# and the plugin's last pass and fast-path lines from OpenSM's log.
+#
+#   bash scripts/measure_failover.sh [BUILD_DIR (build/release)] [--opensm-conf 'KEY VALUE']... [--plugin-conf 'LINE']... -- TOPO-GEN-ARGS...
+#   bash scripts/measure_failover.sh build/release -- --servers 256 --rails 8 --levels 3 --radix 64
+#   bash scripts/measure_failover.sh build/release --opensm-conf 'sweep_on_trap FALSE' -- --servers 256 --rails 8 --levels 3 --radix 64
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=$root/build/release
+if [[ $# -gt 0 && "$1" != -* ]]; then
+  build=$(realpath "$1")
+  shift
+fi
+osm_conf=()
+plugin_conf=()
+while (($#)); do
+  case $1 in
+    --opensm-conf) osm_conf+=(--conf "$2"); shift 2 ;;
+    --plugin-conf) plugin_conf+=("$2"); shift 2 ;;
+    --) shift; break ;;
+    -h | --help) sed -n '2,18p' "$0"; exit 0 ;;
+    *) echo "measure_failover.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+gen=("$@")
+((${#gen[@]})) || gen=(--servers 64 --rails 8 --levels 3 --radix 32)
+# shellcheck source=../tests/integration/lib.sh
+source "$root/tests/integration/lib.sh"
+ry_require_tools ibsim opensm ibroute smpquery
+export LD_LIBRARY_PATH=$build/sm_plugin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+ry_tmpdir
+
+"$build/railyard" topo gen "${gen[@]}" -o fabric.net 2>/dev/null
+echo "fabric: ${gen[*]}: $(grep -c '^Ca' fabric.net) CAs, $(grep -c '^Switch' fabric.net) switches"
+{
+  echo "log_level: info"
+  for line in "${plugin_conf[@]}"; do echo "$line"; done
+} >plugin.yaml
+ry_start_ibsim fabric.net --console
+start=$SECONDS
+ry_start_opensm --timeout 900 --conf "event_plugin_name osmrailyard" \
+  --conf "event_plugin_options $RY_TMP/plugin.yaml" --conf "routing_engine railyard" "${osm_conf[@]}"
+echo "OpenSM SUBNET UP after $((SECONDS - start)) s, engine $(ry_opensm_engine)"
+
+# The leaf at route 0, its CAs and its first uplink.
+desc=$(ry_diag smpquery -D nodedesc 0 | sed -n 's/^Node Description:\.*//p')
+leaf=$(sed -n "s/^Switch.*\"\(S-[0-9a-f]*\)\".*# \"$desc\".*/\1/p" fabric.net)
+[[ -n "$leaf" ]] || ry_fail "route 0 is '$desc', not a switch of fabric.net"
+ports=$(awk -v sw="\"$leaf\"" '/^Switch/ { mine = index($0, sw) > 0; next }
+  mine && /^\[[0-9]+\]/ { match($0, /^\[[0-9]+\]/); p = substr($0, 2, RLENGTH - 2);
+    print p, (index($0, "\"S-") ? "S" : "H") } /^$/ { mine = 0 }' fabric.net)
+cas=$(awk '$2 == "H"' <<<"$ports" | wc -l)
+uplink=$(awk '$2 == "S" { print $1; exit }' <<<"$ports")
+[[ -n "$uplink" ]] || ry_fail "$desc has no uplink"
+
+# LFT of the leaf: "LID PORT" lines, LIDs as ibroute writes them (0x hex).
+lft() { ry_diag ibroute -D 0 "$@" | awk '/^0x/ { print $1, $2 + 0 }'; }
+lft >before.lft
+awk -v p="$uplink" '$2 == p { print $1 }' before.lft >affected
+entries=$(wc -l <affected)
+((entries > 0)) || ry_fail "no destination leaves $desc by port $uplink"
+dec() { while read -r h; do printf '%d\n' "$h"; done; }
+lo=$(dec <affected | sort -n | head -1)
+hi=$(dec <affected | sort -n | tail -1)
+echo "leaf '$desc' ($leaf): $cas CAs; $entries destinations leave by port $uplink (LIDs $lo-$hi)"
+
+ups=$(ry_log_count 'SUBNET UP')
+t0=$(date +%s%N)
+ry_ibsim_cmd "Unlink \"$leaf\"[$uplink]"
+moved_ms=""
+pair_ns=0
+declare -A still
+while read -r l; do still[$l]=1; done <affected
+while ((${#still[@]})); do
+  now=$(date +%s%N)
+  ((now - t0 < 300 * 1000000000)) || ry_fail "entries still on the dead port after 300 s"
+  lft "$lo" "$hi" >now.lft
+  while read -r l p; do
+    if [[ -n "${still[$l]:-}" && "$p" != "$uplink" ]]; then
+      unset "still[$l]"
+      pair_ns=$((pair_ns + now - t0))
+    fi
+  done <now.lft
+done
+moved_ms=$((($(date +%s%N) - t0) / 1000000))
+ry_wait_log 'SUBNET UP' 900 "$RY_OPENSM_LOG" $((ups + 1))
+up_ms=$((($(date +%s%N) - t0) / 1000000))
+awk -v c="$cas" -v ns="$pair_ns" -v e="$entries" -v m="$moved_ms" -v u="$up_ms" 'BEGIN {
+  printf "entries %d  moved %d ms  subnet_up %d ms  pair_s %.1f\n", e, m, u, c * ns / 1e9 }'
+grep -o 'railyard: pass [0-9]*: time .*' "$RY_OPENSM_LOG" | tail -n 1 | sed 's/^/  /'
+grep -o 'railyard: fast path: .*' "$RY_OPENSM_LOG" | tail -n 2 | sed 's/^/  /' || true
