@@ -43,6 +43,7 @@ std::string_view reason_text(RoutingReason r) {
   switch (r) {
     case RoutingReason::kHeavySweep: return "heavy_sweep";
     case RoutingReason::kReroute: return "reroute";
+    case RoutingReason::kFastPath: return "fast_path";
     case RoutingReason::kNone: break;
   }
   return "none";
@@ -75,6 +76,23 @@ void fill(json& j, const UcastRoutingDoneEvent& e) {
   j["reason"] = reason_text(e.reason);
   j["requests"] = e.requests;
   j["engine_ok"] = e.engine_ok;
+  if (e.blocks_changed >= 0) j["blocks_changed"] = e.blocks_changed;
+}
+
+void fill(json& j, const FastPathEvent& e) {
+  j["requests"] = e.requests;
+  j["path"] = e.pushed ? "push" : "opensm";
+  if (!e.pushed) j["reason"] = e.reason;
+  j["incremental"] = e.incremental;
+  j["entries_changed"] = e.entries_changed;
+  j["blocks_changed"] = e.blocks_changed;
+  j["blocks_sent"] = e.blocks_sent;
+  j["blocks_acked"] = e.blocks_acked;
+  j["reposted"] = e.reposted;
+  j["rounds"] = e.rounds;
+  j["stage_ms"] = {{"read", ms(e.read_ms)}, {"route", ms(e.route_ms)}, {"order", ms(e.order_ms)},
+                   {"push", ms(e.push_ms)}};
+  j["total_ms"] = ms(e.total_ms);
 }
 
 void fill(json& j, const RoutingPassEvent& e) {
@@ -182,6 +200,7 @@ std::string_view event_type(const EventBody& body) {
                         [](const PortSelectEvent&) { return std::string_view("port_select"); },
                         [](const AckEvent&) { return std::string_view("ack"); },
                         [](const HelloEvent&) { return std::string_view("hello"); },
+                        [](const FastPathEvent&) { return std::string_view("fast_path"); },
                     },
                     body);
 }

@@ -42,12 +42,30 @@ struct LftChangeEvent {
   uint16_t lft_top = 0;
 };
 
-enum class RoutingReason : uint8_t { kNone, kHeavySweep, kReroute };
+// kFastPath: not OpenSM's event but the fast path's (fast_path.h): the last
+// block it pushed was acknowledged.
+enum class RoutingReason : uint8_t { kNone, kHeavySweep, kReroute, kFastPath };
 
 struct UcastRoutingDoneEvent {
   RoutingReason reason = RoutingReason::kNone;
   std::vector<std::string> requests;  // controller request ids served by the pass before it
   bool engine_ok = false;             // railyard's last pass wrote the tables
+  int64_t blocks_changed = -1;        // kFastPath: the LFT blocks it changed; < 0: not sent
+};
+
+// How the fast path (fast_path.h) carried out controller commands.
+struct FastPathEvent {
+  std::vector<std::string> requests;
+  bool pushed = false;     // true: blocks pushed and acknowledged; false: left to OpenSM's reroute
+  std::string reason;      // !pushed: why
+  bool incremental = false;  // the route was incremental (routing/reroute.h)
+  uint64_t entries_changed = 0;
+  uint64_t blocks_changed = 0;  // 64-entry LFT blocks that differ
+  uint64_t blocks_sent = 0;     // Sets posted, re-posts included
+  uint64_t blocks_acked = 0;
+  uint64_t reposted = 0;
+  uint32_t rounds = 0;
+  double read_ms = 0, route_ms = 0, order_ms = 0, push_ms = 0, total_ms = 0;
 };
 
 struct UnreachableCa {
@@ -130,7 +148,7 @@ struct HelloEvent {
 
 using EventBody = std::variant<SimpleEvent, TrapEvent, LftChangeEvent, UcastRoutingDoneEvent, RoutingPassEvent,
                                FabricEvent, PortCountersEvent, PortErrorsEvent, PortSelectEvent, AckEvent,
-                               HelloEvent>;
+                               HelloEvent, FastPathEvent>;
 
 struct Event {
   uint64_t seq = 0;

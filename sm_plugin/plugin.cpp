@@ -11,9 +11,12 @@
 //
 // With `controller_socket` set, report() forwards OpenSM's events to the
 // controller (osm_events.h -> event_channel.h, docs/plugin_protocol.md) and the
-// channel's thread carries out its commands: a reroute is what OpenSM's console
-// `reroute` does (force_reroute, then osm_opensm_sweep), never done from
-// report() and never under OpenSM's lock.
+// channel's thread hands its commands to the fast path (fast_path.h: only the
+// changed LFT blocks, sent by the plugin, acknowledged before the controller
+// hears "done"), which falls back to what OpenSM's console `reroute` does
+// (force_reroute, then osm_opensm_sweep) when it cannot push; with
+// `fast_path: opensm`, commands always go that way. Never done from report()
+// and never under OpenSM's lock.
 //
 // The C boundary: nothing may unwind into OpenSM (C code, compiled without
 // unwind tables). Every entry point catches everything, logs it and returns
@@ -29,6 +32,7 @@
 #include <variant>
 
 #include "sm_plugin/event_channel.h"
+#include "sm_plugin/fast_path.h"
 #include "sm_plugin/osm_events.h"
 #include "sm_plugin/osm_headers.h"
 #include "sm_plugin/osm_logger.h"
@@ -48,19 +52,30 @@ constexpr const char* kEngineName = "railyard";
 
 // The plugin's state, owned by OpenSM through the create()/delete() pair.
 // Declaration order matters: pass_ holds references to logger_ and requests_;
-// events_ is destroyed first, so its thread (which runs commands against
-// pass_ and requests_) is joined before they go.
+// the fast path's thread is stopped first (it pushes events and reads pass_),
+// then events_ is destroyed, so its thread (which runs commands against
+// fast_, pass_ and requests_) is joined before they go.
 struct Plugin {
   Plugin(osm_opensm_t* osm, LoadedConfig loaded)
       : osm_(osm), logger_(&osm->log), config_(std::move(loaded.config)), pass_(osm, config_, logger_, requests_) {
     logger_.set_level(config_.log_level);
   }
-  ~Plugin() { events_.reset(); }
+  ~Plugin() {
+    if (fast_) fast_->stop();
+    events_.reset();
+    fast_.reset();
+  }
 
   // A controller command, on the channel's thread.
   void run_command(const Command& c) {
     // OpenSM's shutdown has begun: its sweeper may be gone (no ack is sent).
     if (osm_exit_flag) throw std::runtime_error("OpenSM is exiting");
+    if (fast_) {
+      fast_->submit(c);
+      logger_.log(LogLevel::kVerbose, "controller: %s '%s': handed to the fast path",
+                  std::string(to_string(c.kind)).c_str(), c.id.c_str());
+      return;
+    }
     requests_.add(c.id);
     if (c.kind == CommandKind::kPolicyChanged) pass_.request_policy_reload();
     osm_->subn.force_reroute = TRUE;
@@ -70,6 +85,8 @@ struct Plugin {
   }
 
   void start_events() {
+    // Before the channel exists: its thread may run a command at once.
+    if (config_.fast_path) fast_ = std::make_unique<FastPath>(osm_, config_.policy_file, logger_, requests_, pass_);
     EventChannel::Options options;
     options.socket_path = config_.controller_socket;
     options.hello = HelloEvent{"osmrailyard", RAILYARD_VERSION, static_cast<int64_t>(::getpid()), OSM_VERSION, 0};
@@ -77,6 +94,7 @@ struct Plugin {
         std::move(options), [this](const Command& c) { run_command(c); },
         [this](LogLevel level, const std::string& text) { logger_.log(level, "%s", text.c_str()); });
     pass_.set_events(events_.get());
+    if (fast_) fast_->set_events(events_.get());
   }
 
   osm_opensm_t* osm_;
@@ -85,6 +103,7 @@ struct Plugin {
   RequestBook requests_;
   RoutingPass pass_;
   std::unique_ptr<EventChannel> events_;  // null: events off
+  std::unique_ptr<FastPath> fast_;        // null: commands go to OpenSM's force_reroute
 };
 
 void log_exception(osm_opensm_t* osm, const char* where) noexcept {
@@ -158,8 +177,10 @@ void* create(osm_opensm_t* osm) noexcept {
   if (!plugin->config_.controller_socket.empty()) {
     try {
       plugin->start_events();
-      plugin->logger_.log(LogLevel::kInfo, "events to the controller on %s",
-                          plugin->config_.controller_socket.c_str());
+      plugin->logger_.log(LogLevel::kInfo, "events to the controller on %s; its commands applied by %s",
+                          plugin->config_.controller_socket.c_str(),
+                          plugin->fast_ ? "the fast path (changed LFT blocks pushed by the plugin)"
+                                        : "OpenSM's force_reroute");
     } catch (...) {
       log_exception(osm, "events off");
     }
@@ -186,6 +207,12 @@ void report(void* data, osm_epi_event_id_t id, void* event_data) noexcept {
   auto* plugin = static_cast<Plugin*>(data);
   if (plugin == nullptr || plugin->events_ == nullptr) return;
   try {
+    // Blocks the fast path sent: its acknowledgements, counted in its own
+    // `fast_path` event rather than forwarded one by one.
+    if (id == OSM_EVENT_ID_LFT_CHANGE && plugin->fast_ && event_data != nullptr &&
+        plugin->fast_->on_lft_change(*static_cast<const osm_epi_lft_change_event_t*>(event_data))) {
+      return;
+    }
     auto body = event_from_osm(id, event_data);
     if (!body) return;
     if (auto* done = std::get_if<UcastRoutingDoneEvent>(&*body)) {
@@ -204,6 +231,7 @@ void destroy(void* data) noexcept {
   try {
     plugin->logger_.log(LogLevel::kVerbose, "unloading after %llu routing passes",
                         static_cast<unsigned long long>(plugin->pass_.passes()));
+    if (plugin->fast_) plugin->fast_->stop();
     if (plugin->events_) {
       plugin->events_->stop();
       plugin->logger_.log(LogLevel::kVerbose, "events: %llu sent, %llu dropped",

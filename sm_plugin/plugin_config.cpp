@@ -28,7 +28,7 @@ Result<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
     return Error{at(source_name, e.mark, e.msg)};
   }
   if (!root || root.IsNull()) return config;  // empty file: defaults
-  if (!root.IsMap()) return Error{at(source_name, root.Mark(), "expected a mapping with policy_file, log_level, hop_matrices, controller_socket")};
+  if (!root.IsMap()) return Error{at(source_name, root.Mark(), "expected a mapping with policy_file, log_level, hop_matrices, controller_socket, fast_path")};
   try {
     for (const auto& kv : root) {
       const std::string key = kv.first.as<std::string>();
@@ -47,6 +47,12 @@ Result<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
           return Error{at(source_name, value.Mark(), "hop_matrices: expected railyard or opensm")};
         }
         config.railyard_hop_matrices = v == "railyard";
+      } else if (key == "fast_path") {
+        const std::string v = value.IsScalar() ? value.as<std::string>() : "";
+        if (v != "push" && v != "opensm") {
+          return Error{at(source_name, value.Mark(), "fast_path: expected push or opensm")};
+        }
+        config.fast_path = v == "push";
       } else if (key == "controller_socket") {
         if (value.IsNull()) continue;
         if (!value.IsScalar() || value.as<std::string>().empty()) {
@@ -60,7 +66,7 @@ Result<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
         }
       } else {
         return Error{at(source_name, kv.first.Mark(),
-                        "unknown key '" + key + "' (expected policy_file, log_level, hop_matrices, controller_socket)")};
+                        "unknown key '" + key + "' (expected policy_file, log_level, hop_matrices, controller_socket, fast_path)")};
       }
     }
   } catch (const YAML::Exception& e) {

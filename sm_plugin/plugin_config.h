@@ -11,6 +11,9 @@
 //   controller_socket: <path>   # Unix socket of railyard's controller: events
 //                               # out, commands in (docs/plugin_protocol.md).
 //                               # Absent: events off. At most 107 bytes.
+//   fast_path: push        # push | opensm: how the controller's commands are
+//                          # applied: the changed LFT blocks sent by the plugin
+//                          # (fast_path.h), or OpenSM's force_reroute
 //
 // Every key is optional. Read once, when OpenSM loads the plugin. A missing
 // option or file gives the defaults (and a log line saying so); a file that
@@ -35,6 +38,7 @@ struct PluginConfig {
   LogLevel log_level = LogLevel::kInfo;
   bool railyard_hop_matrices = true;  // false: OpenSM builds them (build_lid_matrices NULL)
   std::string controller_socket;      // empty: events off
+  bool fast_path = true;              // false: commands go to OpenSM's force_reroute
 };
 
 // Pure: parses `text`; `source_name` labels errors and anchors a relative

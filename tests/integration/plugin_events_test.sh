@@ -44,7 +44,9 @@ EVENTS=$RY_TMP/events.jsonl
 COMMANDS=$RY_TMP/commands.jsonl
 : >"$EVENTS"
 : >"$COMMANDS"
-printf 'log_level: verbose\ncontroller_socket: %s\n' "$SOCK" >railyard-plugin.yaml
+# Commands through OpenSM's own reroute (what part 4 checks); the plugin's
+# fast path has its own test (plugin_fast_path_test.sh).
+printf 'log_level: verbose\ncontroller_socket: %s\nfast_path: opensm\n' "$SOCK" >railyard-plugin.yaml
 
 # events [JQ-FILTER]: the received events, one compact JSON per line.
 events() { jq -c "${1:-.}" "$EVENTS"; }

@@ -52,6 +52,39 @@ TEST(EventJson, LftChangeAndRoutingDone) {
             "heavy_sweep");
 }
 
+TEST(EventJson, FastPathAndItsRoutingDone) {
+  const json done =
+      decode(encode_event(Event{10, 3, UcastRoutingDoneEvent{RoutingReason::kFastPath, {"d1"}, true, 9}}));
+  EXPECT_EQ(done, json::parse(R"({"type":"ucast_routing_done","seq":10,"time":3,"reason":"fast_path",
+                                  "requests":["d1"],"engine_ok":true,"blocks_changed":9})"));
+
+  FastPathEvent pushed;
+  pushed.requests = {"d1"};
+  pushed.pushed = true;
+  pushed.incremental = true;
+  pushed.entries_changed = 21;
+  pushed.blocks_changed = 9;
+  pushed.blocks_sent = 9;
+  pushed.blocks_acked = 9;
+  pushed.rounds = 2;
+  pushed.read_ms = 0.5;
+  pushed.route_ms = 1.25;
+  pushed.order_ms = 0.125;
+  pushed.push_ms = 2.0;
+  pushed.total_ms = 3.875;
+  EXPECT_EQ(decode(encode_event(Event{11, 3, pushed})), json::parse(R"({"type":"fast_path","seq":11,"time":3,
+      "requests":["d1"],"path":"push","incremental":true,"entries_changed":21,"blocks_changed":9,
+      "blocks_sent":9,"blocks_acked":9,"reposted":0,"rounds":2,
+      "stage_ms":{"read":0.5,"route":1.25,"order":0.125,"push":2.0},"total_ms":3.875})"));
+
+  FastPathEvent left;
+  left.requests = {"d2"};
+  left.reason = "this SM may not push (sm_state 2)";
+  const json j = decode(encode_event(Event{12, 3, left}));
+  EXPECT_EQ(j["path"], "opensm");
+  EXPECT_EQ(j["reason"], "this SM may not push (sm_state 2)");
+}
+
 TEST(EventJson, RoutingPassOkAndRefused) {
   RoutingPassEvent ok;
   ok.pass = 4;

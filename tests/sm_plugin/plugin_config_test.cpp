@@ -30,7 +30,19 @@ TEST(PluginConfig, ReadsKeysAndAnchorsRelativePolicyAtTheConfigFolder) {
 TEST(PluginConfig, UnknownKeyIsNamedWithItsLine) {
   auto c = parse_plugin_config("log_level: info\npolicy: x.yaml\n", "plugin.yaml");
   ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.error().message, "plugin.yaml: line 2: unknown key 'policy' (expected policy_file, log_level, hop_matrices, controller_socket)");
+  EXPECT_EQ(c.error().message, "plugin.yaml: line 2: unknown key 'policy' (expected policy_file, log_level, hop_matrices, controller_socket, fast_path)");
+}
+
+TEST(PluginConfig, FastPathChoice) {
+  auto def = parse_plugin_config("", "plugin.yaml");
+  ASSERT_TRUE(def.ok());
+  EXPECT_TRUE(def->fast_path) << "commands are pushed by default";
+  auto osm = parse_plugin_config("fast_path: opensm\n", "plugin.yaml");
+  ASSERT_TRUE(osm.ok());
+  EXPECT_FALSE(osm->fast_path);
+  auto bad = parse_plugin_config("log_level: info\nfast_path: yes\n", "plugin.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "plugin.yaml: line 2: fast_path: expected push or opensm");
 }
 
 TEST(PluginConfig, HopMatricesChoice) {

@@ -1,0 +1,286 @@
+#include "sm_plugin/fast_path.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <exception>
+#include <thread>
+#include <utility>
+#include <variant>
+
+#include "routing/rails.h"
+#include "routing/routing_plan.h"
+#include "routing/update_order.h"
+#include "sm_plugin/fabric_fingerprint.h"
+#include "sm_plugin/subnet_snapshot.h"
+
+namespace railyard::sm_plugin {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+// OpenSM may still be sending the blocks of its own last pass (p_sw->lft
+// differs from p_sw->new_lft until each is acknowledged): the read is retried
+// this often before the command is left to OpenSM.
+constexpr int kSettleTries = 20;
+constexpr std::chrono::milliseconds kSettleWait{100};
+
+// What step 1 reads from OpenSM, as values (no pointer into OpenSM survives
+// the lock).
+struct Reading {
+  routing::Fabric fabric;
+  routing::ForwardingTables before;  // p_sw->new_lft of every switch, rows in fabric order
+  std::vector<uint64_t> guids;       // node GUID of each row's switch
+  uint64_t pass = 0;                 // RoutingPass::passes() when read
+};
+
+struct ReadFailure {
+  std::string why;
+  bool retry = false;  // OpenSM is still sending its own blocks
+};
+
+// Under OpenSM's read lock. OpenSM's routing pass (which writes new_lft and
+// the pass count) runs under its exclusive lock.
+std::variant<Reading, ReadFailure> read_subnet(osm_opensm_t* osm, const RoutingPass& pass) {
+  struct Unlock {
+    osm_opensm_t* osm;
+    ~Unlock() { cl_plock_release(&osm->lock); }
+  };
+  cl_plock_acquire(&osm->lock);
+  Unlock unlock{osm};
+  if (!may_push(osm->subn)) {
+    return ReadFailure{"this SM may not push (sm_state " + std::to_string(osm->subn.sm_state) +
+                       (osm->subn.first_time_master_sweep ? ", first master sweep" : "") +
+                       (osm->subn.coming_out_of_standby ? ", coming out of standby" : "") + ")"};
+  }
+  if (pass.passes() == 0) return ReadFailure{"railyard has not routed this subnet yet"};
+  if (!pass.last_ok()) return ReadFailure{"railyard's last routing pass was refused (OpenSM's tables are another engine's)"};
+  Reading r;
+  r.pass = pass.passes();
+  auto snap = take_snapshot(osm->subn);
+  if (!snap) return ReadFailure{"subnet not usable: " + snap.error().message};
+  if (snap->fabric.switches().empty() || !snap->fabric.has_lids()) return ReadFailure{"no switches or no LIDs"};
+  const uint32_t num_lids = uint32_t{snap->fabric.max_lid().value} + 1;
+  const uint32_t num_switches = static_cast<uint32_t>(snap->switches.size());
+  r.before = routing::ForwardingTables(num_switches, num_lids);
+  r.guids.resize(num_switches);
+  uint32_t unsettled = 0;
+  for (uint32_t i = 0; i < num_switches; ++i) {
+    const osm_switch_t* sw = snap->switches[i];
+    if (sw == nullptr || sw->new_lft == nullptr || sw->lft == nullptr) {
+      return ReadFailure{"a switch has no forwarding table yet", true};
+    }
+    const uint32_t end = std::min<uint32_t>(uint32_t{sw->max_lid_ho} + 1, sw->lft_size);
+    if (std::memcmp(sw->new_lft, sw->lft, end) != 0) ++unsettled;
+    std::memcpy(r.before.row(i).data(), sw->new_lft, std::min(end, num_lids));
+    r.guids[i] = snap->fabric.node(snap->fabric.switches()[i]).guid.value;
+  }
+  if (unsettled) {
+    return ReadFailure{std::to_string(unsettled) + " switches hold blocks other than OpenSM's last tables "
+                                                   "(OpenSM is still sending, or a Set failed)",
+                       true};
+  }
+  r.fabric = std::move(snap->fabric);
+  return r;
+}
+
+}  // namespace
+
+FastPath::FastPath(osm_opensm_t* osm, std::string policy_file, const OsmLogger& logger, RequestBook& requests,
+                   RoutingPass& pass)
+    : osm_(osm),
+      logger_(logger),
+      requests_(requests),
+      pass_(pass),
+      policy_(std::move(policy_file)),
+      push_(osm, logger) {
+  thread_ = std::thread([this] { run(); });
+}
+
+FastPath::~FastPath() { stop(); }
+
+void FastPath::stop() noexcept {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    queue_.clear();
+  }
+  cv_.notify_all();
+  push_.stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void FastPath::submit(const Command& command) {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    queue_.push_back(command);
+  }
+  cv_.notify_all();
+}
+
+void FastPath::run() noexcept {
+  for (;;) {
+    std::vector<Command> batch;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      batch.assign(queue_.begin(), queue_.end());
+      queue_.clear();
+    }
+    try {
+      apply(std::move(batch));
+    } catch (const std::exception& e) {
+      logger_.log(LogLevel::kError, "fast path: internal error: %s", e.what());
+    } catch (...) {
+      logger_.log(LogLevel::kError, "fast path: internal error");
+    }
+  }
+}
+
+void FastPath::fall_back(const std::vector<Command>& commands, const std::string& why, FastPathEvent ev) {
+  routed_.reset();
+  for (const Command& c : commands) requests_.add(c.id);
+  if (osm_exit_flag) {
+    logger_.log(LogLevel::kInfo, "fast path: %zu command(s) dropped, OpenSM is exiting", commands.size());
+    return;
+  }
+  osm_->subn.force_reroute = TRUE;
+  osm_opensm_sweep(osm_);
+  std::string ids;
+  for (const Command& c : commands) ids += (ids.empty() ? "'" : ", '") + c.id + "'";
+  logger_.log(LogLevel::kInfo, "fast path: %s: path opensm (force_reroute): %s", ids.c_str(), why.c_str());
+  if (EventChannel* events = events_.load()) {
+    ev.pushed = false;
+    ev.reason = why;
+    events->push(std::move(ev));
+  }
+}
+
+void FastPath::apply(std::vector<Command> commands) {
+  const auto t_total = Clock::now();
+  FastPathEvent ev;
+  for (const Command& c : commands) ev.requests.push_back(c.id);
+  // OpenSM's next pass re-reads the policy too, whichever path this takes.
+  if (std::any_of(commands.begin(), commands.end(),
+                  [](const Command& c) { return c.kind == CommandKind::kPolicyChanged; })) {
+    pass_.request_policy_reload();
+  }
+  try {
+    // 1. Read.
+    auto t = Clock::now();
+    std::variant<Reading, ReadFailure> read = ReadFailure{};
+    for (int attempt = 0;; ++attempt) {
+      if (osm_exit_flag) return fall_back(commands, "OpenSM is exiting", std::move(ev));
+      read = read_subnet(osm_, pass_);
+      const auto* failure = std::get_if<ReadFailure>(&read);
+      if (failure == nullptr || !failure->retry || attempt + 1 == kSettleTries) break;
+      std::this_thread::sleep_for(kSettleWait);
+    }
+    ev.read_ms = ms_since(t);
+    if (const auto* failure = std::get_if<ReadFailure>(&read)) return fall_back(commands, failure->why, std::move(ev));
+    Reading& r = std::get<Reading>(read);
+
+    // 2. Route: the policy as OpenSM's next pass will read it.
+    t = Clock::now();
+    policy_.invalidate();
+    const auto refresh = policy_.refresh();
+    if (refresh.kind == PolicySource::Refresh::Kind::kError) {
+      return fall_back(commands, "policy file: " + refresh.message, std::move(ev));
+    }
+    const routing::RailMap rails = routing::map_rails(r.fabric, policy_.policy().rails);
+    auto options = routing::plan_routing(r.fabric, policy_.policy(), rails);
+    if (!options) return fall_back(commands, "policy does not apply: " + options.error().message, std::move(ev));
+    const uint64_t fingerprint = fabric_fingerprint(r.fabric);
+    Result<routing::TrackedRouting> tracked = Error{"not routed"};
+    if (routed_ && routed_->fingerprint == fingerprint && routed_->tracked.result.tables == r.before) {
+      std::unique_ptr<Routed> last = std::move(routed_);
+      tracked = routing::reroute_unicast(last->fabric, last->options, std::move(last->tracked), r.fabric, *options);
+    } else {
+      routed_.reset();
+      tracked = routing::route_unicast_tracked(r.fabric, *options);
+    }
+    if (!tracked) return fall_back(commands, "routing failed: " + tracked.error().message, std::move(ev));
+    ev.incremental = tracked->stats.incremental;
+    const routing::ForwardingTables& after = tracked->result.tables;
+    ev.route_ms = ms_since(t);
+
+    // 3. Order.
+    t = Clock::now();
+    auto order = routing::plan_update_order(r.fabric, r.before, after);
+    if (!order) return fall_back(commands, "no safe order: " + order.error().message, std::move(ev));
+    ev.entries_changed = order->entries_changed;
+    ev.blocks_changed = order->blocks_changed;
+    ev.rounds = order->rounds();
+    PushPlan plan;
+    plan.blocks.resize(order->steps.size());
+    for (size_t i = 0; i < order->steps.size(); ++i) {
+      const routing::UpdateStep& step = order->steps[i];
+      plan.blocks[i].switch_guid = r.guids[step.switch_index];
+      plan.blocks[i].block = step.block;
+      routing::step_entries(r.before, after, step, plan.blocks[i].entries);
+    }
+    plan.round_begin = order->round_begin;
+    ev.order_ms = ms_since(t);
+
+    // 4. Push.
+    t = Clock::now();
+    const uint64_t pass_read = r.pass;
+    const PushOutcome out = push_.run(plan, [&] { return pass_.passes() == pass_read; });
+    ev.push_ms = ms_since(t);
+    ev.blocks_sent = out.posted;
+    ev.blocks_acked = out.acked;
+    ev.reposted = out.reposted;
+    if (out.status != PushStatus::kApplied) {
+      return fall_back(commands,
+                       "push stopped after " + std::to_string(out.rounds_done) + " of " +
+                           std::to_string(order->rounds()) + " rounds, " + std::to_string(out.acked) + " of " +
+                           std::to_string(order->blocks_changed) + " blocks acknowledged: " +
+                           std::string(to_string(out.status)) + ": " + out.detail,
+                       std::move(ev));
+    }
+    ev.total_ms = ms_since(t_total);
+
+    std::string ids;
+    for (const Command& c : commands) ids += (ids.empty() ? "'" : ", '") + c.id + "'";
+    logger_.log(LogLevel::kInfo,
+                "fast path: %s: path push: %llu entries in %llu changed blocks, %llu Sets posted (%llu re-posted), "
+                "%llu acknowledged, %u rounds; read %.1f ms, route %.1f ms (%s), order %.1f ms, push %.1f ms "
+                "(lock held %.1f ms, waited %.1f ms), total %.1f ms",
+                ids.c_str(), static_cast<unsigned long long>(ev.entries_changed),
+                static_cast<unsigned long long>(ev.blocks_changed), static_cast<unsigned long long>(ev.blocks_sent),
+                static_cast<unsigned long long>(ev.reposted), static_cast<unsigned long long>(ev.blocks_acked),
+                ev.rounds, ev.read_ms, ev.route_ms, ev.incremental ? "incremental" : "full", ev.order_ms, ev.push_ms,
+                out.lock_ms, out.lock_wait_ms, ev.total_ms);
+    if (!ev.incremental && logger_.enabled(LogLevel::kVerbose)) {
+      logger_.log(LogLevel::kVerbose, "fast path: full route: %s",
+                  tracked->stats.full_reason.empty() ? "no earlier route of this fabric"
+                                                     : tracked->stats.full_reason.c_str());
+    }
+    auto routed = std::make_unique<Routed>();
+    routed->fabric = std::move(r.fabric);
+    routed->fingerprint = fingerprint;
+    routed->options = std::move(*options);
+    routed->tracked = std::move(*tracked);
+    routed_ = std::move(routed);
+    if (EventChannel* events = events_.load()) {
+      ev.pushed = true;
+      UcastRoutingDoneEvent done;
+      done.reason = RoutingReason::kFastPath;
+      done.requests = ev.requests;
+      done.engine_ok = true;
+      done.blocks_changed = static_cast<int64_t>(ev.blocks_changed);
+      events->push(std::move(ev));
+      events->push(std::move(done));
+    }
+  } catch (const std::exception& e) {
+    FastPathEvent failed;
+    for (const Command& c : commands) failed.requests.push_back(c.id);
+    fall_back(commands, std::string("internal error: ") + e.what(), std::move(failed));
+  }
+}
+
+}  // namespace railyard::sm_plugin

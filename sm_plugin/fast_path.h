@@ -1,0 +1,108 @@
+// FastPath: the controller's drains, undrains and reroutes (`policy_changed`,
+// `reroute`) applied by sending only the LFT blocks that change, in a safe
+// order, instead of OpenSM's force_reroute (which re-sends every block of
+// every switch OpenSM still marks for update: ~333k SMPs at 16k CAs right after
+// start-up, for 8,902 changed blocks; docs/fast_path.md).
+//
+// On its own thread (commands never wait on OpenSM, and the event channel's
+// thread keeps writing while a push waits for acknowledgements):
+//  1. read (OpenSM's read lock): may this SM push (lft_push.h may_push); the
+//     subnet as a Fabric (subnet_snapshot.h); the tables OpenSM holds
+//     (p_sw->new_lft), which must equal what the switches acknowledged
+//     (p_sw->lft) — else OpenSM is still sending and the read is retried;
+//  2. route: the policy file read again, planned on that fabric, routed.
+//     Incremental (routing/reroute.h) when the fabric is the one the fast
+//     path routed last and OpenSM still holds those tables; a full route
+//     otherwise. Either way the tables are those OpenSM's next routing pass
+//     computes (same fabric, same policy), so that pass finds nothing to send;
+//  3. order the changed blocks (routing/update_order.h: no intermediate
+//     state loops or black-holes a pair both tables deliver; rounds of
+//     blocks that may go out together) and send them (lft_push.h);
+//  4. when the last block is acknowledged: `ucast_routing_done` (reason
+//     "fast_path") with the request ids, which is what the controller waits
+//     for, and a `fast_path` event with the counts.
+// Commands queued while one is being applied are applied together.
+//
+// Falls back to OpenSM's path (the ids go to the RequestBook, force_reroute,
+// osm_opensm_sweep; the routing pass's events then serve them) when the push
+// path cannot be used: not master, OpenSM's tables not settled, the policy
+// file not readable or not applicable, routing or ordering refused, a switch
+// gone, a send failed or went unanswered, or OpenSM routed meanwhile. Every
+// command logs which path it took and why.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "routing/reroute.h"
+#include "sm_plugin/event_channel.h"
+#include "sm_plugin/event_json.h"
+#include "sm_plugin/lft_push.h"
+#include "sm_plugin/osm_headers.h"
+#include "sm_plugin/osm_logger.h"
+#include "sm_plugin/policy_source.h"
+#include "sm_plugin/request_book.h"
+#include "sm_plugin/routing_pass.h"
+
+namespace railyard::sm_plugin {
+
+class FastPath {
+ public:
+  // Everything referenced outlives the FastPath.
+  FastPath(osm_opensm_t* osm, std::string policy_file, const OsmLogger& logger, RequestBook& requests,
+           RoutingPass& pass);
+  ~FastPath();
+  FastPath(const FastPath&) = delete;
+  FastPath& operator=(const FastPath&) = delete;
+
+  // Where its events go (null: nowhere); set once the channel exists.
+  void set_events(EventChannel* events) { events_.store(events); }
+
+  // Any thread (the channel's): queues the command; never blocks on OpenSM.
+  void submit(const Command& command);
+
+  // report(OSM_EVENT_ID_LFT_CHANGE): true when the block was one the fast
+  // path sent (counted in its `fast_path` event, not forwarded one by one).
+  bool on_lft_change(const osm_epi_lft_change_event_t& event) noexcept { return push_.on_lft_change(event); }
+
+  // Stops and joins the thread; queued commands are dropped. Idempotent.
+  void stop() noexcept;
+
+ private:
+  // What the fast path routed last, for the next incremental reroute.
+  struct Routed {
+    routing::Fabric fabric;
+    uint64_t fingerprint = 0;
+    routing::RoutingOptions options;
+    routing::TrackedRouting tracked;
+  };
+
+  void run() noexcept;
+  void apply(std::vector<Command> commands);
+  // OpenSM's path for `commands`; `why` is logged and reported.
+  void fall_back(const std::vector<Command>& commands, const std::string& why, FastPathEvent ev);
+
+  osm_opensm_t* osm_;
+  const OsmLogger& logger_;
+  RequestBook& requests_;
+  RoutingPass& pass_;
+  std::atomic<EventChannel*> events_{nullptr};
+  PolicySource policy_;
+  LftPush push_;
+  std::unique_ptr<Routed> routed_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Command> queue_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace railyard::sm_plugin
