@@ -175,14 +175,19 @@ void Controller::on_plugin_line(const std::string& line) {
   }
   if (type == "ucast_routing_done" && event.contains("requests") && event["requests"].is_array()) {
     const bool ok = bool_field(event, "engine_ok", true);
+    // The plugin's fast path counts the blocks it pushed itself (their
+    // acknowledgements are not sent one by one as lft_change).
+    const bool pushed = event.contains("blocks_changed") && event["blocks_changed"].is_number_unsigned();
+    const uint64_t blocks = pushed ? event["blocks_changed"].get<uint64_t>() : lft_changes_in_pass_;
     for (const auto& id : event["requests"]) {
       if (!id.is_string()) continue;
       finish_request(id.get<std::string>(), ok,
-                     ok ? "LFTs in place (" + std::to_string(lft_changes_in_pass_) + " blocks changed)"
+                     ok ? "LFTs in place (" + std::to_string(blocks) + " blocks changed" +
+                              (pushed ? ", pushed by the plugin)" : ")")
                         : "OpenSM routed with a fallback engine",
                      unix_now());
     }
-    event["lft_blocks_changed"] = lft_changes_in_pass_;
+    event["lft_blocks_changed"] = blocks;
   }
   if (stored_types().contains(type)) record_event("plugin", type, event);
 }
