@@ -4,9 +4,12 @@
 # uplink with railyardctl, waits until railyardd reports the request applied
 # (the plugin's ucast_routing_done for it), then undrains; prints the
 # controller's latency for each, the changed LFT blocks and railyard's routing
-# callback time from OpenSM's log.
+# callback time from OpenSM's log, and how the plugin applied it (its fast
+# path's line: blocks changed, sent, acknowledged, stage times).
 #   bash scripts/measure_drain.sh [BUILD_DIR (build/release)] -- TOPO-GEN-ARGS...
 #   bash scripts/measure_drain.sh build/release -- --servers 2048 --rails 8 --levels 3 --radix 64
+# RY_FAST_PATH=opensm measures OpenSM's force_reroute instead of the plugin's
+# fast path (the plugin's `fast_path` setting).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -32,7 +35,8 @@ policy: {output_file: policy.yaml}
 limits: {reroute_timeout_s: 900}
 log_level: warn
 CONF
-printf 'log_level: info\npolicy_file: %s/policy.yaml\ncontroller_socket: %s/p.sock\n' "$RY_TMP" "$RY_TMP" >plugin.yaml
+printf 'log_level: info\npolicy_file: %s/policy.yaml\ncontroller_socket: %s/p.sock\nfast_path: %s\n' \
+  "$RY_TMP" "$RY_TMP" "${RY_FAST_PATH:-push}" >plugin.yaml
 ry_start_railyardd "$build" railyardd.yaml
 ry_start_ibsim fabric.net
 start=$SECONDS
@@ -60,6 +64,7 @@ report() {
   printf '%-8s status %-8s latency %8.1f ms  %s\n' "$what" "$(jq -r .status <<<"$r")" \
     "$(jq -r '.latency_ms // 0' <<<"$r")" "$(jq -r .detail <<<"$r")"
   grep -o 'railyard: pass [0-9]*: time .*' "$RY_OPENSM_LOG" | tail -n 1 | sed 's/^/         /'
+  grep -o 'railyard: fast path: .*' "$RY_OPENSM_LOG" | tail -n 1 | sed 's/^/         /'
 }
 t0=$(date +%s.%N)
 out=$(ctl --json drain link "leaf g000 r1" $((radix / 2 + 1)) --reason benchmark)
