@@ -43,7 +43,8 @@
 // nothing set to new and the others left old, the rest later.
 // `partial_steps` counts these extra sends: one block per group of blocks
 // that wait on each other. None in the tests' single failures, drains and
-// their reversals; 1-3 where 10% of a small tree's links went down at once.
+// their reversals; 1-3 where 10% of a small tree's links went down at once;
+// many (0.6 per changed block) with random spanning trees as tables.
 //
 // Rounds: steps are levelled by Kahn's algorithm on the blocks: a round's
 // steps depend on none of each other, so the plugin may send a whole round
