@@ -249,10 +249,7 @@ class BlockPlanner {
   static constexpr uint32_t kLoops = UINT32_MAX - 3;
   uint32_t new_path_end(uint32_t x0, uint32_t i) {
     const uint32_t lid = block_ * kLftBlockLids + i;
-    if (path_end_.empty()) {
-      path_end_.assign(static_cast<size_t>(num_switches_) * kLftBlockLids, 0);
-      path_end_epoch_.assign(static_cast<size_t>(num_switches_) * kLftBlockLids, 0);
-    }
+    if (path_end_.empty()) path_end_.assign(static_cast<size_t>(num_switches_) * kLftBlockLids, Memo{});
     unchanged_.clear();
     uint32_t x = x0;
     uint32_t end = kLoops;
@@ -269,8 +266,8 @@ class BlockPlanner {
         break;
       }
       const size_t key = static_cast<size_t>(next) * kLftBlockLids + i;
-      if (path_end_epoch_[key] == epoch_) {
-        end = path_end_[key];
+      if (path_end_[key].epoch == epoch_) {
+        end = path_end_[key].value;
         break;
       }
       unchanged_.push_back(next);
@@ -278,8 +275,7 @@ class BlockPlanner {
     }
     for (uint32_t y : unchanged_) {
       const size_t key = static_cast<size_t>(y) * kLftBlockLids + i;
-      path_end_[key] = end;
-      path_end_epoch_[key] = epoch_;
+      path_end_[key] = {epoch_, end};
     }
     return end;
   }
@@ -297,17 +293,14 @@ class BlockPlanner {
   bool old_path_delivers_across_lost(uint32_t x0, uint32_t i) {
     constexpr uint8_t kCrosses = 1, kDelivers = 2;
     const uint32_t lid = block_ * kLftBlockLids + i;
-    if (old_path_.empty()) {
-      old_path_.assign(static_cast<size_t>(num_switches_) * kLftBlockLids, 0);
-      old_path_epoch_.assign(static_cast<size_t>(num_switches_) * kLftBlockLids, 0);
-    }
+    if (old_path_.empty()) old_path_.assign(static_cast<size_t>(num_switches_) * kLftBlockLids, Memo{});
     walk_.clear();
     uint8_t result = 0;
     uint32_t x = x0;
     for (uint32_t hops = 0;; ++hops) {
       const size_t key = static_cast<size_t>(x) * kLftBlockLids + i;
-      if (old_path_epoch_[key] == epoch_) {
-        result = old_path_[key];
+      if (old_path_[key].epoch == epoch_) {
+        result = static_cast<uint8_t>(old_path_[key].value);
         break;
       }
       bool delivered = false;
@@ -324,8 +317,7 @@ class BlockPlanner {
     for (size_t j = walk_.size(); j-- > 0;) {
       if (walk_[j].second) result |= kCrosses;
       const size_t key = static_cast<size_t>(walk_[j].first) * kLftBlockLids + i;
-      old_path_[key] = result;
-      old_path_epoch_[key] = epoch_;
+      old_path_[key] = {epoch_, result};
     }
     return result == (kCrosses | kDelivers);
   }
@@ -507,11 +499,15 @@ class BlockPlanner {
   std::vector<uint8_t> state_;  // per (block, LID bit): kDelivers / kLost
   std::vector<size_t> chain_;
   uint32_t epoch_ = 0;                  // one per block index that walks old paths
-  std::vector<uint8_t> old_path_;         // per (switch, LID bit): old_path_delivers_across_lost
-  std::vector<uint32_t> old_path_epoch_;  // the epoch old_path_ was set in
+  // A memoized walk result and the epoch (pass over a block index) it is
+  // from, side by side: one cache miss for both.
+  struct Memo {
+    uint32_t epoch = 0;
+    uint32_t value = 0;
+  };
+  std::vector<Memo> old_path_;  // per (switch, LID bit): old_path_delivers_across_lost
   std::vector<std::pair<uint32_t, bool>> walk_;
-  std::vector<uint32_t> path_end_;        // per (switch, LID bit): new_path_end
-  std::vector<uint32_t> path_end_epoch_;  // the epoch path_end_ was set in
+  std::vector<Memo> path_end_;  // per (switch, LID bit): new_path_end
   std::vector<uint32_t> unchanged_;
   std::vector<Edge> edges_;
   std::vector<uint32_t> out_begin_, out_edges_, fill_, pending_;
