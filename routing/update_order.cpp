@@ -32,6 +32,7 @@ class PortMap {
     }
     next_.assign(begin_[n], kNone);
     far_.assign(begin_[n], kNone);
+    linked_.assign(n, 0);
     for (uint32_t s = 0; s < n; ++s) {
       const Node& nd = f.node(switches[s]);
       far_[begin_[s]] = nd.first_port.value();  // port 0 delivers to the switch's own LIDs
@@ -41,6 +42,7 @@ class PortMap {
         const NodeId r = f.port(port.remote).node;
         if (f.is_switch(r)) {
           next_[begin_[s] + p] = sw_of_node[r.value()];
+          linked_[s] = 1;
         } else {
           far_[begin_[s] + p] = port.remote.value();
         }
@@ -52,12 +54,7 @@ class PortMap {
   // next switch, or kNone with `delivered` saying whether the packet left
   // at its owner (a CA port, or port 0 of the owning switch).
   // Whether switch sw has a live link to another switch.
-  bool linked(uint32_t sw) const {
-    for (uint32_t at = begin_[sw]; at < begin_[sw + 1]; ++at) {
-      if (next_[at] != kNone) return true;
-    }
-    return false;
-  }
+  bool linked(uint32_t sw) const { return linked_[sw]; }
 
   uint32_t hop(uint32_t x, uint8_t port, uint32_t owner, bool& delivered) const {
     if (port == kNoPath || port >= begin_[x + 1] - begin_[x]) {
@@ -74,6 +71,7 @@ class PortMap {
   std::vector<uint32_t> begin_;
   std::vector<uint32_t> next_;  // switch across the port, kNone for a CA, port 0 or a dead port
   std::vector<uint32_t> far_;   // PortId across the port (own port 0 for p = 0), kNone when dead
+  std::vector<uint8_t> linked_;  // per switch: a live link to another switch
 };
 
 // Bit i set where the 64 (or n < 64) bytes differ.
