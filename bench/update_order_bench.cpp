@@ -179,7 +179,10 @@ int main(int argc, char** argv) {
       for (int hint : {0, 1, 2}) b->Args({kind, hint});
     }
     // What any push of changed blocks pays first: finding them.
-    benchmark::RegisterBenchmark("changed_blocks/roft_r40", BM_ChangedBlocks)->Arg(0)->Unit(benchmark::kMillisecond)->MinTime(0.5);
+    benchmark::RegisterBenchmark("changed_blocks/roft_r40", BM_ChangedBlocks)
+        ->Arg(0)
+        ->Unit(benchmark::kMillisecond)
+        ->MinTime(0.5);
     b->ArgNames({"change", "hint"})->Unit(benchmark::kMillisecond)->MinTime(0.5);
   });
 }

@@ -57,6 +57,7 @@
 // memoized per (switch, LID) because paths to a LID share their ends; old
 // paths only for LIDs with a cut entry. Measured in
 // bench/update_order_bench.cpp; numbers in docs/fast_path.md.
+// Implementation: routing/update_order/ (planner.h lists its files).
 #pragma once
 
 #include <cstdint>

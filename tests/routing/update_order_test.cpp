@@ -344,7 +344,9 @@ TEST(UpdateOrder, DegradedFatTreeChanges) {
 Fabric ring4() {
   FabricBuilder b;
   std::vector<NodeId> sw;
-  for (int i = 0; i < 4; ++i) sw.push_back(b.add_node(NodeType::kSwitch, 4, Guid{uint64_t(0x10 + i)}, {}, "s" + std::to_string(i)));
+  for (int i = 0; i < 4; ++i) {
+    sw.push_back(b.add_node(NodeType::kSwitch, 4, Guid{uint64_t(0x10 + i)}, {}, "s" + std::to_string(i)));
+  }
   for (int i = 0; i < 4; ++i) EXPECT_TRUE(b.connect(sw[i], PortNum{1}, sw[(i + 1) % 4], PortNum{2}).ok());
   for (int i = 0; i < 4; ++i) {
     NodeId ca = b.add_node(NodeType::kCa, 1, Guid{uint64_t(0x20 + i)}, {}, "h" + std::to_string(i) + " mlx5_0");
@@ -353,7 +355,9 @@ Fabric ring4() {
   return std::move(assign_lids(*b.build())).value();
 }
 
-Lid ca_lid(const Fabric& f, int i) { return f.port(f.primary_port(f.find_name("h" + std::to_string(i) + " mlx5_0"))).lid; }
+Lid ca_lid(const Fabric& f, int i) {
+  return f.port(f.primary_port(f.find_name("h" + std::to_string(i) + " mlx5_0"))).lid;
+}
 Lid sw_lid(const Fabric& f, int i) { return f.port(f.node(f.find_name("s" + std::to_string(i))).first_port).lid; }
 
 // Shortest way round (two hops: clockwise). Loop-free.
@@ -413,7 +417,8 @@ TEST(UpdateOrder, OppositeDependenciesInOneBlockSendAPartialBlock) {
   // A partial step goes first and leaves one of its two entries old.
   ASSERT_FALSE(order->steps.empty());
   EXPECT_FALSE(order->steps[0].complete);
-  EXPECT_EQ(__builtin_popcountll(order->steps[0].new_lids & ((uint64_t{1} << h2.value) | (uint64_t{1} << h3.value))), 1);
+  const uint64_t both = (uint64_t{1} << h2.value) | (uint64_t{1} << h3.value);
+  EXPECT_EQ(__builtin_popcountll(order->steps[0].new_lids & both), 1);
 }
 
 // s0 reached h2 through s1 and now goes round the other way; s1 drops h2
@@ -521,7 +526,8 @@ RandomCase random_case(uint64_t seed) {
   FabricBuilder b;
   std::vector<NodeId> sw;
   for (uint32_t i = 0; i < n; ++i) {
-    sw.push_back(b.add_node(NodeType::kSwitch, static_cast<uint8_t>(n + 1), Guid{0x100 + i}, {}, "s" + std::to_string(i)));
+    const std::string name = "s" + std::to_string(i);
+    sw.push_back(b.add_node(NodeType::kSwitch, static_cast<uint8_t>(n + 1), Guid{0x100 + i}, {}, name));
   }
   std::vector<uint8_t> next_port(n, 2);  // port 1: the CA
   auto cable = [&](uint32_t i, uint32_t j) {
@@ -646,7 +652,8 @@ TEST(UpdateOrder, RefusesTablesOfDifferentSizes) {
   block_hint.blocks = std::span<const SwitchBlock>(&no_such_switch, 1);
   auto bad_blocks = plan_update_order(f, t, t, block_hint);
   ASSERT_FALSE(bad_blocks.ok());
-  EXPECT_EQ(bad_blocks.error().message, "update order: block 0 of switch 4 is beyond the tables (4 switches x 1 blocks)");
+  EXPECT_EQ(bad_blocks.error().message,
+            "update order: block 0 of switch 4 is beyond the tables (4 switches x 1 blocks)");
 }
 
 TEST(UpdateOrder, RefusesNewTablesThatLoop) {
