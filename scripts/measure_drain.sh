@@ -64,7 +64,7 @@ report() {
   printf '%-8s status %-8s latency %8.1f ms  %s\n' "$what" "$(jq -r .status <<<"$r")" \
     "$(jq -r '.latency_ms // 0' <<<"$r")" "$(jq -r .detail <<<"$r")"
   grep -o 'railyard: pass [0-9]*: time .*' "$RY_OPENSM_LOG" | tail -n 1 | sed 's/^/         /'
-  grep -o 'railyard: fast path: .*' "$RY_OPENSM_LOG" | tail -n 1 | sed 's/^/         /'
+  { grep -o 'railyard: fast path: .*' "$RY_OPENSM_LOG" || true; } | tail -n 1 | sed 's/^/         /'
 }
 t0=$(date +%s.%N)
 out=$(ctl --json drain link "leaf g000 r1" $((radix / 2 + 1)) --reason benchmark)
