@@ -118,9 +118,9 @@ bool HopMatrices::read_graph(osm_subn_t& subn) {
     osm_switch_t* s = reinterpret_cast<osm_switch_t*>(it);
     if (s->p_node != nullptr) switches_.push_back(s);
   }
-  // LID order: targets are visited in the order of each switch's hops[]
-  // array, and rows allocated in that order lie next to each other. Switches
-  // without a LID go last.
+  // LID order: a chunk of 64 targets is then a short stretch of each
+  // switch's hops[] array (indexed by LID), and the rows allocated for it lie
+  // next to each other. Switches without a LID go last (they are no target).
   auto lid_of = [](const osm_switch_t* s) { return cl_ntoh16(osm_node_get_base_lid(s->p_node, 0)); };
   std::stable_sort(switches_.begin(), switches_.end(), [&](const osm_switch_t* a, const osm_switch_t* b) {
     const uint32_t la = lid_of(a), lb = lid_of(b);
