@@ -11,7 +11,6 @@
 #include "routing/rails.h"
 #include "routing/routing_plan.h"
 #include "routing/update_order.h"
-#include "sm_plugin/fabric_fingerprint.h"
 #include "sm_plugin/subnet_snapshot.h"
 
 namespace railyard::sm_plugin {
@@ -24,8 +23,8 @@ double ms_since(Clock::time_point t) { return std::chrono::duration<double, std:
 // OpenSM may still be sending the blocks of its own last pass (p_sw->lft
 // differs from p_sw->new_lft until each is acknowledged): the read is retried
 // this often before the command is left to OpenSM.
-constexpr int kSettleTries = 20;
-constexpr std::chrono::milliseconds kSettleWait{100};
+constexpr int kSettleTries = 100;
+constexpr std::chrono::milliseconds kSettleWait{20};
 
 // What step 1 reads from OpenSM, as values (no pointer into OpenSM survives
 // the lock).
@@ -121,18 +120,36 @@ void FastPath::submit(const Command& command) {
   cv_.notify_all();
 }
 
+void FastPath::on_subnet_up() noexcept {
+  {
+    std::lock_guard lock(mu_);
+    if (subnet_up_seen_) return;
+    subnet_up_seen_ = true;
+    prime_ = true;
+  }
+  cv_.notify_all();
+}
+
 void FastPath::run() noexcept {
   for (;;) {
     std::vector<Command> batch;
+    bool prime = false;
     {
       std::unique_lock lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      cv_.wait(lock, [this] { return stopping_ || !queue_.empty() || prime_; });
       if (stopping_) return;
       batch.assign(queue_.begin(), queue_.end());
       queue_.clear();
+      // A command routes anyway: no separate background route then.
+      prime = prime_ && batch.empty();
+      prime_ = false;
     }
     try {
-      apply(std::move(batch));
+      if (prime) {
+        this->prime();
+      } else {
+        apply(std::move(batch));
+      }
     } catch (const std::exception& e) {
       logger_.log(LogLevel::kError, "fast path: internal error: %s", e.what());
     } catch (...) {
@@ -160,6 +177,31 @@ void FastPath::fall_back(const std::vector<Command>& commands, const std::string
   }
 }
 
+void FastPath::prime() {
+  const auto t = Clock::now();
+  auto read = read_subnet(osm_, pass_);
+  if (const auto* failure = std::get_if<ReadFailure>(&read)) {
+    logger_.log(LogLevel::kVerbose, "fast path: no background route: %s", failure->why.c_str());
+    return;
+  }
+  Reading& r = std::get<Reading>(read);
+  policy_.invalidate();
+  if (policy_.refresh().kind == PolicySource::Refresh::Kind::kError) return;
+  const routing::RailMap rails = routing::map_rails(r.fabric, policy_.policy().rails);
+  auto options = routing::plan_routing(r.fabric, policy_.policy(), rails);
+  if (!options) return;
+  auto tracked = routing::route_unicast_tracked(r.fabric, *options);
+  if (!tracked) return;
+  // Newer than OpenSM's last pass: the next command continues from this one.
+  pass_.take_routed();
+  auto routed = std::make_unique<RoutingPass::Routed>();
+  routed->fabric = std::make_shared<const routing::Fabric>(std::move(r.fabric));
+  routed->options = std::move(*options);
+  routed->tracked = std::move(*tracked);
+  routed_ = std::move(routed);
+  logger_.log(LogLevel::kInfo, "fast path: ready (the subnet routed once in the background, %.1f ms)", ms_since(t));
+}
+
 void FastPath::apply(std::vector<Command> commands) {
   const auto t_total = Clock::now();
   FastPathEvent ev;
@@ -173,7 +215,8 @@ void FastPath::apply(std::vector<Command> commands) {
     // 1. Read.
     auto t = Clock::now();
     std::variant<Reading, ReadFailure> read = ReadFailure{};
-    for (int attempt = 0;; ++attempt) {
+    int attempt = 0;
+    for (;; ++attempt) {
       if (osm_exit_flag) return fall_back(commands, "OpenSM is exiting", std::move(ev));
       read = read_subnet(osm_, pass_);
       const auto* failure = std::get_if<ReadFailure>(&read);
@@ -194,15 +237,26 @@ void FastPath::apply(std::vector<Command> commands) {
     const routing::RailMap rails = routing::map_rails(r.fabric, policy_.policy().rails);
     auto options = routing::plan_routing(r.fabric, policy_.policy(), rails);
     if (!options) return fall_back(commands, "policy does not apply: " + options.error().message, std::move(ev));
-    const uint64_t fingerprint = fabric_fingerprint(r.fabric);
-    Result<routing::TrackedRouting> tracked = Error{"not routed"};
-    if (routed_ && routed_->fingerprint == fingerprint && routed_->tracked.result.tables == r.before) {
-      std::unique_ptr<Routed> last = std::move(routed_);
-      tracked = routing::reroute_unicast(last->fabric, last->options, std::move(last->tracked), r.fabric, *options);
-    } else {
-      routed_.reset();
-      tracked = routing::route_unicast_tracked(r.fabric, *options);
+    // A route to continue from: OpenSM's last railyard pass if one ran since
+    // the last push, else the fast path's own last one (a push, or its background route). Either is exact: reroute_unicast
+    // gives the full route of (fabric, options) whatever route it starts
+    // from (it routes in full when nodes, ports or LIDs differ).
+    std::unique_ptr<RoutingPass::Routed> last = pass_.take_routed();
+    std::string route_how = "incremental from OpenSM's last pass";
+    if (!last) {
+      last = std::move(routed_);
+      route_how = "incremental from the fast path's last route";
     }
+    routed_.reset();
+    Result<routing::TrackedRouting> tracked = Error{"not routed"};
+    if (last) {
+      tracked = routing::reroute_unicast(*last->fabric, last->options, std::move(last->tracked), r.fabric, *options);
+      if (tracked && !tracked->stats.incremental) route_how = "full: " + tracked->stats.full_reason;
+    } else {
+      tracked = routing::route_unicast_tracked(r.fabric, *options);
+      route_how = "full: no earlier route";
+    }
+    last.reset();
     if (!tracked) return fall_back(commands, "routing failed: " + tracked.error().message, std::move(ev));
     ev.incremental = tracked->stats.incremental;
     const routing::ForwardingTables& after = tracked->result.tables;
@@ -248,21 +302,15 @@ void FastPath::apply(std::vector<Command> commands) {
     for (const Command& c : commands) ids += (ids.empty() ? "'" : ", '") + c.id + "'";
     logger_.log(LogLevel::kInfo,
                 "fast path: %s: path push: %llu entries in %llu changed blocks, %llu Sets posted (%llu re-posted), "
-                "%llu acknowledged, %u rounds; read %.1f ms, route %.1f ms (%s), order %.1f ms, push %.1f ms "
-                "(lock held %.1f ms, waited %.1f ms), total %.1f ms",
+                "%llu acknowledged, %u rounds; read %.1f ms (%d tries), route %.1f ms (%s), order %.1f ms, "
+                "push %.1f ms (lock held %.1f ms, waited %.1f ms), total %.1f ms",
                 ids.c_str(), static_cast<unsigned long long>(ev.entries_changed),
                 static_cast<unsigned long long>(ev.blocks_changed), static_cast<unsigned long long>(ev.blocks_sent),
                 static_cast<unsigned long long>(ev.reposted), static_cast<unsigned long long>(ev.blocks_acked),
-                ev.rounds, ev.read_ms, ev.route_ms, ev.incremental ? "incremental" : "full", ev.order_ms, ev.push_ms,
+                ev.rounds, ev.read_ms, attempt + 1, ev.route_ms, route_how.c_str(), ev.order_ms, ev.push_ms,
                 out.lock_ms, out.lock_wait_ms, ev.total_ms);
-    if (!ev.incremental && logger_.enabled(LogLevel::kVerbose)) {
-      logger_.log(LogLevel::kVerbose, "fast path: full route: %s",
-                  tracked->stats.full_reason.empty() ? "no earlier route of this fabric"
-                                                     : tracked->stats.full_reason.c_str());
-    }
-    auto routed = std::make_unique<Routed>();
-    routed->fabric = std::move(r.fabric);
-    routed->fingerprint = fingerprint;
+    auto routed = std::make_unique<RoutingPass::Routed>();
+    routed->fabric = std::make_shared<const routing::Fabric>(std::move(r.fabric));
     routed->options = std::move(*options);
     routed->tracked = std::move(*tracked);
     routed_ = std::move(routed);

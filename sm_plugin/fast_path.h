@@ -11,9 +11,10 @@
 //     (p_sw->new_lft), which must equal what the switches acknowledged
 //     (p_sw->lft) — else OpenSM is still sending and the read is retried;
 //  2. route: the policy file read again, planned on that fabric, routed.
-//     Incremental (routing/reroute.h) when the fabric is the one the fast
-//     path routed last and OpenSM still holds those tables; a full route
-//     otherwise. Either way the tables are those OpenSM's next routing pass
+//     Incremental (routing/reroute.h) from the route of OpenSM's last
+//     railyard pass (RoutingPass::take_routed) or of the fast path's last
+//     push, whichever is of this fabric and gives the tables OpenSM holds;
+//     a full route otherwise. Either way the tables are those OpenSM's next routing pass
 //     computes (same fabric, same policy), so that pass finds nothing to send;
 //  3. order the changed blocks (routing/update_order.h: no intermediate
 //     state loops or black-holes a pair both tables deliver; rounds of
@@ -72,20 +73,21 @@ class FastPath {
   // path sent (counted in its `fast_path` event, not forwarded one by one).
   bool on_lft_change(const osm_epi_lft_change_event_t& event) noexcept { return push_.on_lft_change(event); }
 
+  // report(OSM_EVENT_ID_SUBNET_UP): the first one has the thread route the
+  // subnet once in the background. OpenSM's first pass routed it before its
+  // ports were active, so that route cannot be continued incrementally; this
+  // one can (the first command then costs a reroute, not a full route).
+  // Never blocks.
+  void on_subnet_up() noexcept;
+
   // Stops and joins the thread; queued commands are dropped. Idempotent.
   void stop() noexcept;
 
  private:
-  // What the fast path routed last, for the next incremental reroute.
-  struct Routed {
-    routing::Fabric fabric;
-    uint64_t fingerprint = 0;
-    routing::RoutingOptions options;
-    routing::TrackedRouting tracked;
-  };
 
   void run() noexcept;
   void apply(std::vector<Command> commands);
+  void prime();
   // OpenSM's path for `commands`; `why` is logged and reported.
   void fall_back(const std::vector<Command>& commands, const std::string& why, FastPathEvent ev);
 
@@ -96,11 +98,14 @@ class FastPath {
   std::atomic<EventChannel*> events_{nullptr};
   PolicySource policy_;
   LftPush push_;
-  std::unique_ptr<Routed> routed_;
+  // What the fast path routed last, for the next incremental reroute.
+  std::unique_ptr<RoutingPass::Routed> routed_;
 
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Command> queue_;
+  bool prime_ = false;       // a background route is wanted
+  bool subnet_up_seen_ = false;
   bool stopping_ = false;
   std::thread thread_;
 };

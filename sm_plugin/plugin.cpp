@@ -86,7 +86,10 @@ struct Plugin {
 
   void start_events() {
     // Before the channel exists: its thread may run a command at once.
-    if (config_.fast_path) fast_ = std::make_unique<FastPath>(osm_, config_.policy_file, logger_, requests_, pass_);
+    if (config_.fast_path) {
+      pass_.keep_routed();
+      fast_ = std::make_unique<FastPath>(osm_, config_.policy_file, logger_, requests_, pass_);
+    }
     EventChannel::Options options;
     options.socket_path = config_.controller_socket;
     options.hello = HelloEvent{"osmrailyard", RAILYARD_VERSION, static_cast<int64_t>(::getpid()), OSM_VERSION, 0};
@@ -213,6 +216,7 @@ void report(void* data, osm_epi_event_id_t id, void* event_data) noexcept {
         plugin->fast_->on_lft_change(*static_cast<const osm_epi_lft_change_event_t*>(event_data))) {
       return;
     }
+    if (id == OSM_EVENT_ID_SUBNET_UP && plugin->fast_) plugin->fast_->on_subnet_up();
     auto body = event_from_osm(id, event_data);
     if (!body) return;
     if (auto* done = std::get_if<UcastRoutingDoneEvent>(&*body)) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -177,11 +178,23 @@ int RoutingPass::route(RoutingPassEvent& ev) {
   const double plan_ms = ev.stage_ms.plan;
 
   // Stage 3: route.
+  // With a fast path, the memo of an incremental reroute is kept too.
   t = Clock::now();
-  auto result = routing::route_unicast(fabric, *options);
+  std::optional<routing::TrackedRouting> tracked;
+  Result<routing::RoutingResult> plain = Error{"not routed"};
+  const routing::RoutingResult* result = nullptr;
+  if (keep_routed_) {
+    auto routed = routing::route_unicast_tracked(fabric, *options);
+    if (!routed) return refuse(ev, "routing failed: " + routed.error().message);
+    tracked = std::move(routed).value();
+    result = &tracked->result;
+  } else {
+    plain = routing::route_unicast(fabric, *options);
+    if (!plain) return refuse(ev, "routing failed: " + plain.error().message);
+    result = &plain.value();
+  }
   const double route_ms = ms_since(t);
   ev.stage_ms.route = route_ms;
-  if (!result) return refuse(ev, "routing failed: " + result.error().message);
 
   // Stage 4: write new_lft.
   t = Clock::now();
@@ -272,6 +285,14 @@ int RoutingPass::route(RoutingPassEvent& ev) {
     const uint64_t fingerprint = fabric_fingerprint(*shared);
     if (!last_fabric_ || fingerprint != last_fingerprint_) events_->push_fabric(passes_, shared);
     last_fingerprint_ = fingerprint;
+  }
+  if (tracked) {
+    auto routed = std::make_unique<Routed>();
+    routed->fabric = shared;
+    routed->options = std::move(*options);
+    routed->tracked = std::move(*tracked);
+    std::lock_guard lock(routed_mu_);
+    routed_ = std::move(routed);
   }
   last_fabric_ = std::move(shared);
   return 0;

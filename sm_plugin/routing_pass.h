@@ -22,9 +22,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "policies/policy.h"
+#include "routing/reroute.h"
 #include "sm_plugin/event_channel.h"
 #include "sm_plugin/events.h"
 #include "sm_plugin/hop_matrices.h"
@@ -60,6 +62,23 @@ class RoutingPass {
   // Any thread: whether the last pass wrote the tables.
   bool last_ok() const { return last_ok_.load(); }
 
+  // The route of the last successful pass, for the fast path (fast_path.h)
+  // to continue from incrementally (routing/reroute.h).
+  struct Routed {
+    std::shared_ptr<const routing::Fabric> fabric;
+    routing::RoutingOptions options;
+    routing::TrackedRouting tracked;
+  };
+  // Set once, before OpenSM routes: passes then route with
+  // route_unicast_tracked and keep their route until it is taken.
+  void keep_routed() { keep_routed_ = true; }
+  // Any thread: the last successful pass's route, handed over once (null:
+  // none since the last take).
+  std::unique_ptr<Routed> take_routed() {
+    std::lock_guard lock(routed_mu_);
+    return std::move(routed_);
+  }
+
  private:
   // The stages; fills `ev` as it goes. Returns run()'s code.
   int route(RoutingPassEvent& ev);
@@ -87,6 +106,9 @@ class RoutingPass {
   uint64_t last_fingerprint_ = 0;
   // CAs seen in an earlier pass and absent now, by node GUID.
   std::map<uint64_t, UnreachableCa> missing_cas_;
+  bool keep_routed_ = false;
+  std::mutex routed_mu_;
+  std::unique_ptr<Routed> routed_;  // guarded by routed_mu_
 };
 
 }  // namespace railyard::sm_plugin
