@@ -89,8 +89,12 @@ bool LftPush::on_lft_change(const osm_epi_lft_change_event_t& event) noexcept {
   } else {
     f.state = State::kWrong;
     if (wrong_++ == 0) {
-      wrong_detail_ = "switch " + guid_text(key.guid) + " block " + std::to_string(key.block) +
-                      " answered with other entries";
+      try {
+        wrong_detail_ = "switch " + guid_text(key.guid) + " block " + std::to_string(key.block) +
+                        " answered with other entries";
+      } catch (...) {
+        // Out of memory: the status still says what happened.
+      }
     }
   }
   if (pending_ == 0 || !same) cv_.notify_all();
@@ -100,12 +104,22 @@ bool LftPush::on_lft_change(const osm_epi_lft_change_event_t& event) noexcept {
 bool LftPush::post(const PushPlan& plan, const std::vector<uint32_t>& which,
                    const std::function<bool()>& still_valid, bool repost, PushOutcome& out) {
   const auto t0 = Clock::now();
+  // Released on every way out, exceptions included: OpenSM must never be
+  // left with its lock held.
+  struct Hold {
+    osm_opensm_t* osm;
+    Clock::time_point since;
+    double& held_ms;
+    ~Hold() {
+      cl_plock_release(&osm->lock);
+      held_ms += ms_between(since, Clock::now());
+    }
+  };
   cl_plock_excl_acquire(&osm_->lock);
   const auto t1 = Clock::now();
+  Hold hold{osm_, t1, out.lock_ms};
   out.lock_wait_ms += ms_between(t0, t1);
   auto fail = [&](PushStatus status, std::string detail) {
-    cl_plock_release(&osm_->lock);
-    out.lock_ms += ms_between(t1, Clock::now());
     out.status = status;
     out.detail = std::move(detail);
     return false;
@@ -163,8 +177,6 @@ bool LftPush::post(const PushPlan& plan, const std::vector<uint32_t>& which,
     ++out.posted;
     if (repost) ++out.reposted;
   }
-  cl_plock_release(&osm_->lock);
-  out.lock_ms += ms_between(t1, Clock::now());
   return true;
 }
 
