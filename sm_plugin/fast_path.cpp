@@ -87,13 +87,11 @@ std::variant<Reading, ReadFailure> read_subnet(osm_opensm_t* osm, const RoutingP
 
 }  // namespace
 
-FastPath::FastPath(osm_opensm_t* osm, std::string policy_file, const OsmLogger& logger, RequestBook& requests,
-                   RoutingPass& pass)
+FastPath::FastPath(osm_opensm_t* osm, const OsmLogger& logger, RequestBook& requests, RoutingPass& pass)
     : osm_(osm),
       logger_(logger),
       requests_(requests),
       pass_(pass),
-      policy_(std::move(policy_file)),
       push_(osm, logger) {
   thread_ = std::thread([this] { run(); });
 }
@@ -185,10 +183,10 @@ void FastPath::prime() {
     return;
   }
   Reading& r = std::get<Reading>(read);
-  policy_.invalidate();
-  if (policy_.refresh().kind == PolicySource::Refresh::Kind::kError) return;
-  const routing::RailMap rails = routing::map_rails(r.fabric, policy_.policy().rails);
-  auto options = routing::plan_routing(r.fabric, policy_.policy(), rails);
+  const RoutingPass::PolicyRead in_force = pass_.read_policy(false);
+  if (!in_force.error.empty()) return;
+  const routing::RailMap rails = routing::map_rails(r.fabric, in_force.policy.rails);
+  auto options = routing::plan_routing(r.fabric, in_force.policy, rails);
   if (!options) return;
   auto tracked = routing::route_unicast_tracked(r.fabric, *options);
   if (!tracked) return;
@@ -229,13 +227,13 @@ void FastPath::apply(std::vector<Command> commands) {
 
     // 2. Route: the policy as OpenSM's next pass will read it.
     t = Clock::now();
-    policy_.invalidate();
-    const auto refresh = policy_.refresh();
-    if (refresh.kind == PolicySource::Refresh::Kind::kError) {
-      return fall_back(commands, "policy file: " + refresh.message, std::move(ev));
+    const RoutingPass::PolicyRead in_force = pass_.read_policy(true);
+    if (!in_force.error.empty()) return fall_back(commands, "policy file: " + in_force.error, std::move(ev));
+    if (in_force.refresh.kind == PolicySource::Refresh::Kind::kLoaded) {
+      logger_.log(LogLevel::kInfo, "fast path: %s", in_force.refresh.message.c_str());
     }
-    const routing::RailMap rails = routing::map_rails(r.fabric, policy_.policy().rails);
-    auto options = routing::plan_routing(r.fabric, policy_.policy(), rails);
+    const routing::RailMap rails = routing::map_rails(r.fabric, in_force.policy.rails);
+    auto options = routing::plan_routing(r.fabric, in_force.policy, rails);
     if (!options) return fall_back(commands, "policy does not apply: " + options.error().message, std::move(ev));
     // A route to continue from: OpenSM's last railyard pass if one ran since
     // the last push, else the fast path's own last one (a push, or its background route). Either is exact: reroute_unicast

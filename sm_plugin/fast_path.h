@@ -10,7 +10,8 @@
 //     subnet as a Fabric (subnet_snapshot.h); the tables OpenSM holds
 //     (p_sw->new_lft), which must equal what the switches acknowledged
 //     (p_sw->lft) — else OpenSM is still sending and the read is retried;
-//  2. route: the policy file read again, planned on that fabric, routed.
+//  2. route: the policy file read again (RoutingPass::read_policy: the pass
+//     and the fast path share one last good policy), planned, routed.
 //     Incremental (routing/reroute.h) from the route of OpenSM's last
 //     railyard pass (RoutingPass::take_routed) or of the fast path's last
 //     push, whichever is of this fabric and gives the tables OpenSM holds;
@@ -57,8 +58,7 @@ namespace railyard::sm_plugin {
 class FastPath {
  public:
   // Everything referenced outlives the FastPath.
-  FastPath(osm_opensm_t* osm, std::string policy_file, const OsmLogger& logger, RequestBook& requests,
-           RoutingPass& pass);
+  FastPath(osm_opensm_t* osm, const OsmLogger& logger, RequestBook& requests, RoutingPass& pass);
   ~FastPath();
   FastPath(const FastPath&) = delete;
   FastPath& operator=(const FastPath&) = delete;
@@ -96,7 +96,6 @@ class FastPath {
   RequestBook& requests_;
   RoutingPass& pass_;
   std::atomic<EventChannel*> events_{nullptr};
-  PolicySource policy_;
   LftPush push_;
   // What the fast path routed last, for the next incremental reroute.
   std::unique_ptr<RoutingPass::Routed> routed_;

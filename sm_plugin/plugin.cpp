@@ -88,7 +88,7 @@ struct Plugin {
     // Before the channel exists: its thread may run a command at once.
     if (config_.fast_path) {
       pass_.keep_routed();
-      fast_ = std::make_unique<FastPath>(osm_, config_.policy_file, logger_, requests_, pass_);
+      fast_ = std::make_unique<FastPath>(osm_, logger_, requests_, pass_);
     }
     EventChannel::Options options;
     options.socket_path = config_.controller_socket;

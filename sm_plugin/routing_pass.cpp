@@ -48,6 +48,22 @@ int RoutingPass::build_hop_matrices() {
   return 0;
 }
 
+RoutingPass::PolicyRead RoutingPass::read_policy(bool force) {
+  std::lock_guard lock(policy_mu_);
+  if (force) policy_.invalidate();
+  PolicyRead read;
+  read.refresh = policy_.refresh();
+  if (read.refresh.kind == PolicySource::Refresh::Kind::kError) {
+    policy_error_ = read.refresh.message;
+  } else if (read.refresh.kind == PolicySource::Refresh::Kind::kLoaded) {
+    policy_error_.clear();
+  }
+  read.policy = policy_.policy();
+  read.origin = policy_.origin();
+  read.error = policy_error_;
+  return read;
+}
+
 int RoutingPass::run() {
   ++passes_;
   RoutingPassEvent ev;
@@ -110,16 +126,14 @@ int RoutingPass::route(RoutingPassEvent& ev) {
   // Stage 0: the policy in force (re-read when its file changed, or when the
   // controller said it did).
   auto t = Clock::now();
-  if (reload_policy_.exchange(false)) policy_.invalidate();
-  auto refresh = policy_.refresh();
+  const PolicyRead in_force = read_policy(reload_policy_.exchange(false));
+  const auto& refresh = in_force.refresh;
   if (refresh.kind == PolicySource::Refresh::Kind::kError) {
     logger_.log(LogLevel::kError, "policy error: %s", refresh.message.c_str());
-    policy_error_ = refresh.message;
   } else if (refresh.kind == PolicySource::Refresh::Kind::kLoaded) {
     logger_.log(LogLevel::kInfo, "%s", refresh.message.c_str());
-    policy_error_.clear();
   }
-  ev.policy_error = policy_error_;
+  ev.policy_error = in_force.error;
   ev.stage_ms.policy = ms_since(t);
 
   // Stage 1: snapshot.
@@ -145,13 +159,13 @@ int RoutingPass::route(RoutingPassEvent& ev) {
     std::string label;   // for error lines
   };
   const policies::Policy default_policy;
-  std::vector<Candidate> candidates{{&policy_.policy(), policy_.origin(),
-                                     policy_.origin() == "default" ? "the default policy"
-                                                                   : "policy " + policy_.origin()}};
-  if (have_last_planned_ && last_planned_ != policy_.policy()) {
+  std::vector<Candidate> candidates{{&in_force.policy, in_force.origin,
+                                     in_force.origin == "default" ? "the default policy"
+                                                                  : "policy " + in_force.origin}};
+  if (have_last_planned_ && last_planned_ != in_force.policy) {
     candidates.push_back({&last_planned_, "last policy that applied", "the last policy that applied"});
   }
-  if (policy_.policy() != default_policy && (!have_last_planned_ || last_planned_ != default_policy)) {
+  if (in_force.policy != default_policy && (!have_last_planned_ || last_planned_ != default_policy)) {
     candidates.push_back({&default_policy, "default", "the default policy"});
   }
   routing::RailMap rails;
@@ -163,7 +177,7 @@ int RoutingPass::route(RoutingPassEvent& ev) {
     if (options) {
       policy_origin = candidates[i].origin;
       if (i == 0) {
-        last_planned_ = policy_.policy();
+        last_planned_ = in_force.policy;
         have_last_planned_ = true;
       }
       break;

@@ -59,6 +59,18 @@ class RoutingPass {
 
   // Any thread: the next pass re-reads the policy file (`policy_changed`).
   void request_policy_reload() { reload_policy_.store(true); }
+
+  // Any thread: the policy in force, re-read from its file when it changed
+  // (always with `force`). The passes and the fast path read it through here,
+  // so they share one "last good policy": a file that stops parsing keeps in
+  // force the last policy either of them applied.
+  struct PolicyRead {
+    policies::Policy policy;
+    std::string origin;             // PolicySource::origin()
+    PolicySource::Refresh refresh;  // what this read found (logged by the caller)
+    std::string error;              // the file's current error, until it loads again
+  };
+  PolicyRead read_policy(bool force);
   // Any thread: whether the last pass wrote the tables.
   bool last_ok() const { return last_ok_.load(); }
 
@@ -100,6 +112,7 @@ class RoutingPass {
   EventChannel* events_ = nullptr;
   std::atomic<bool> reload_policy_{false};
   std::atomic<bool> last_ok_{false};
+  std::mutex policy_mu_;      // guards policy_ and policy_error_ (read_policy)
   std::string policy_error_;  // the policy file's current error, until it loads again
   // The fabric of the last successful pass, and its digest (fabric events).
   std::shared_ptr<const routing::Fabric> last_fabric_;
