@@ -15,8 +15,13 @@
 #  3. undrain: pushed the same way; the tables are again those of step 0;
 #  4. a policy file that does not parse: the fast path does not guess, it
 #     leaves the command to OpenSM's reroute (fast_path event path opensm,
-#     then routing_pass and ucast_routing_done reason reroute list the id).
-# Not covered here: a standby SM (see docs/fast_path.md).
+#     then routing_pass and ucast_routing_done reason reroute list the id,
+#     and OpenSM keeps the last policy the fast path applied);
+#  5. a switch that does not answer (ibsim drops the leaf's LFT SMPs): the
+#     silent blocks are posted once more, then the command is left to
+#     OpenSM's reroute and the reason reported; once the switch answers
+#     again, OpenSM's next heavy sweep puts the drained tables in place.
+# The standby case: plugin_fast_path_standby_test.sh.
 #
 # Usage (ctest does this): plugin_fast_path_test.sh RAILYARD_BIN SOURCE_DIR BINARY_DIR
 set -euo pipefail
@@ -63,7 +68,7 @@ SINK_PID=$!
 ry_wait_for 10 "event_sink listening" grep -qs listening sink.out
 trap 'ry_rc=$?; set +e; [[ -n "$SINK_PID" ]] && { kill -TERM "$SINK_PID"; wait "$SINK_PID"; }; (exit $ry_rc); _ry_cleanup' EXIT
 
-ry_start_ibsim f.net
+ry_start_ibsim f.net --console
 ry_start_opensm --timeout 120 \
   --conf "event_plugin_name osmrailyard" \
   --conf "event_plugin_options $RY_TMP/railyard-plugin.yaml" \
@@ -192,4 +197,31 @@ ry_assert_eq "reroute" "$(jq -r .reason <<<"$done")" "broken policy: served by O
 has_event ".seq > $mark and .type == \"routing_pass\" and (.requests | index(\"fp-broken-1\"))" ||
   ry_fail "no routing_pass lists fp-broken-1"
 ry_assert_file_contains "$RY_OPENSM_LOG" "fast path: 'fp-broken-1': path opensm \(force_reroute\): policy file: " "fallback logged"
-ry_pass "broken policy file: left to OpenSM's reroute, which served the request"
+# The last good policy is the one the fast path applied (undrained), not the
+# one OpenSM's own pass read last (drained).
+ry_snapshot broken
+ry_assert_eq 0 "$(changed_blocks before broken)" "blocks that differ from the undrained tables after OpenSM's reroute"
+ry_pass "broken policy file: left to OpenSM's reroute, which served the request with the last policy applied (undrained)"
+
+# --- 5. a switch that does not answer --------------------------------------------
+ry_ibsim_cmd "Error \"$LEAF\" 100 25"  # attribute 0x19: LinearForwardingTable
+printf 'drains:\n  links: ["%s[%d]"]\n' "$LEAF_DESC" "$DRAIN_PORT" >policy.yaml
+mark=$(last_seq)
+echo '{"type":"policy_changed","id":"fp-silent-1"}' >>"$COMMANDS"
+wait_event ".type == \"fast_path\" and (.requests | index(\"fp-silent-1\"))" 30
+fp=$(event ".type == \"fast_path\" and (.requests | index(\"fp-silent-1\"))")
+ry_log "silent switch: $fp"
+[[ $(jq -r .path <<<"$fp") == opensm && $(jq -r .reason <<<"$fp") == *"no acknowledgement: "*"unanswered after a re-post"* ]] ||
+  ry_fail "silent switch: fast_path event $fp"
+(($(jq -r .reposted <<<"$fp") > 0 && $(jq -r .blocks_acked <<<"$fp") < $(jq -r .blocks_changed <<<"$fp"))) ||
+  ry_fail "silent switch: re-posted and fewer blocks acknowledged than changed: $fp"
+ry_assert_file_contains "$RY_OPENSM_LOG" "fast path: [0-9]+ blocks unanswered after [0-9]+ ms .*posting them once more" "re-post logged"
+wait_event ".seq > $mark and .type == \"routing_pass\" and (.requests | index(\"fp-silent-1\"))" 60
+ry_ibsim_cmd "Error \"$LEAF\" 0"
+mark=$(last_seq)
+kill -HUP "$RY_OPENSM_PID"
+wait_event ".seq > $mark and .type == \"ucast_routing_done\" and .reason == \"heavy_sweep\"" 60
+ry_snapshot repaired
+verify_ok repaired
+ry_assert_eq 0 "$(ry_port_uses repaired "$LEAF" "$DRAIN_PORT")" "CA LIDs over the drained link once the leaf answers again"
+ry_pass "silent switch: $(jq -r .reposted <<<"$fp") blocks re-posted, left to OpenSM ($(jq -r .reason <<<"$fp" | cut -c1-60)...); repaired by OpenSM's heavy sweep"
