@@ -117,5 +117,25 @@ TEST_F(RerouteRateTest, AQueuedRequestIsAppliedWithItsCarrier) {
   EXPECT_EQ(c->store().reroute(second.reroute->id)->status, "queued") << "not sent yet: not applied";
 }
 
+// The plugin's fast path pushes the blocks itself: its routing-done counts
+// them (its acknowledgements do not come as lft_change events).
+TEST_F(RerouteRateTest, AFastPathRoutingDoneCarriesItsBlockCount) {
+  auto c = live_controller(2);
+  const Actor ops{"ops", Role::kOperator, "test", ""};
+  DrainOutcome drain = c->drain(uplink_drain(9, "pushed"), ops, false, false);
+  ASSERT_EQ(drain.reroute->status, "pending");
+  c->on_plugin_line(R"({"type":"lft_change","seq":2})");  // an earlier pass's, not this request's
+  c->on_plugin_line(nlohmann::json{{"type", "ucast_routing_done"},
+                                   {"reason", "fast_path"},
+                                   {"requests", {drain.reroute->id}},
+                                   {"engine_ok", true},
+                                   {"blocks_changed", 9}}
+                        .dump());
+  const auto rec = c->store().reroute(drain.reroute->id);
+  ASSERT_TRUE(rec.has_value());
+  EXPECT_EQ(rec->status, "applied");
+  EXPECT_EQ(rec->detail, "LFTs in place (9 blocks changed, pushed by the plugin)");
+}
+
 }  // namespace
 }  // namespace railyard::controller
