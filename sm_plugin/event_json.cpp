@@ -80,6 +80,12 @@ void fill(json& j, const UcastRoutingDoneEvent& e) {
 }
 
 void fill(json& j, const FastPathEvent& e) {
+  j["trigger"] = e.trigger;
+  if (e.trigger == "trap") {
+    j["trap_lid"] = e.trap_lid;
+    j["links"] = e.links;
+    j["probe_ms"] = ms(e.probe_ms);
+  }
   j["requests"] = e.requests;
   j["path"] = e.pushed ? "push" : "opensm";
   if (!e.pushed) j["reason"] = e.reason;

@@ -55,6 +55,10 @@ struct UcastRoutingDoneEvent {
 
 // How the fast path (fast_path.h) carried out controller commands.
 struct FastPathEvent {
+  std::string trigger = "command";  // "command" (requests) or "trap" (a port of trap_lid's switch changed)
+  uint16_t trap_lid = 0;
+  std::vector<std::string> links;   // trap: the links the probe found changed, "GUID[port] down|up"
+  double probe_ms = 0;
   std::vector<std::string> requests;
   bool pushed = false;     // true: blocks pushed and acknowledged; false: left to OpenSM's reroute
   std::string reason;      // !pushed: why

@@ -12,6 +12,7 @@
 #include "routing/routing_plan.h"
 #include "routing/update_order.h"
 #include "sm_plugin/subnet_snapshot.h"
+#include "sm_plugin/trap_target.h"
 
 namespace railyard::sm_plugin {
 
@@ -26,19 +27,40 @@ double ms_since(Clock::time_point t) { return std::chrono::duration<double, std:
 constexpr int kSettleTries = 100;
 constexpr std::chrono::milliseconds kSettleWait{20};
 
+}  // namespace
+
 // What step 1 reads from OpenSM, as values (no pointer into OpenSM survives
 // the lock).
-struct Reading {
+struct SubnetReading {
   routing::Fabric fabric;
   routing::ForwardingTables before;  // p_sw->new_lft of every switch, rows in fabric order
   std::vector<uint64_t> guids;       // node GUID of each row's switch
   uint64_t pass = 0;                 // RoutingPass::passes() when read
 };
 
+namespace {
+
+using Reading = SubnetReading;
+
 struct ReadFailure {
   std::string why;
   bool retry = false;  // OpenSM is still sending its own blocks
 };
+
+std::variant<Reading, ReadFailure> read_subnet(osm_opensm_t* osm, const RoutingPass& pass);
+
+// read_subnet, retried while OpenSM is still sending its own blocks.
+std::variant<Reading, ReadFailure> read_settled(osm_opensm_t* osm, const RoutingPass& pass, int& attempt) {
+  std::variant<Reading, ReadFailure> read = ReadFailure{};
+  for (attempt = 0;; ++attempt) {
+    if (osm_exit_flag) return ReadFailure{"OpenSM is exiting"};
+    read = read_subnet(osm, pass);
+    const auto* failure = std::get_if<ReadFailure>(&read);
+    if (failure == nullptr || !failure->retry || attempt + 1 == kSettleTries) break;
+    std::this_thread::sleep_for(kSettleWait);
+  }
+  return read;
+}
 
 // Under OpenSM's read lock. OpenSM's routing pass (which writes new_lft and
 // the pass count) runs under its exclusive lock.
@@ -128,22 +150,40 @@ void FastPath::on_subnet_up() noexcept {
   cv_.notify_all();
 }
 
+void FastPath::on_trap(uint16_t lid) noexcept {
+  try {
+    std::lock_guard lock(mu_);
+    if (stopping_ || probe_path_.empty()) return;
+    if (std::find(traps_.begin(), traps_.end(), lid) == traps_.end()) traps_.push_back(lid);
+  } catch (...) {
+    return;  // out of memory: OpenSM's sweep handles it
+  }
+  cv_.notify_all();
+}
+
 void FastPath::run() noexcept {
   for (;;) {
     std::vector<Command> batch;
+    std::vector<uint16_t> traps;
     bool prime = false;
     {
       std::unique_lock lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !queue_.empty() || prime_; });
+      cv_.wait(lock, [this] { return stopping_ || !queue_.empty() || !traps_.empty() || prime_; });
       if (stopping_) return;
-      batch.assign(queue_.begin(), queue_.end());
-      queue_.clear();
-      // A command routes anyway: no separate background route then.
-      prime = prime_ && batch.empty();
-      prime_ = false;
+      // A failure first: traffic is black-holed until its blocks are out.
+      traps.swap(traps_);
+      if (traps.empty()) {
+        batch.assign(queue_.begin(), queue_.end());
+        queue_.clear();
+      }
+      // A command or a trap routes anyway: no separate background route then.
+      prime = prime_ && batch.empty() && traps.empty();
+      if (traps.empty()) prime_ = false;
     }
     try {
-      if (prime) {
+      if (!traps.empty()) {
+        handle_traps(std::move(traps));
+      } else if (prime) {
         this->prime();
       } else {
         apply(std::move(batch));
@@ -212,88 +252,16 @@ void FastPath::apply(std::vector<Command> commands) {
   try {
     // 1. Read.
     auto t = Clock::now();
-    std::variant<Reading, ReadFailure> read = ReadFailure{};
     int attempt = 0;
-    for (;; ++attempt) {
-      if (osm_exit_flag) return fall_back(commands, "OpenSM is exiting", std::move(ev));
-      read = read_subnet(osm_, pass_);
-      const auto* failure = std::get_if<ReadFailure>(&read);
-      if (failure == nullptr || !failure->retry || attempt + 1 == kSettleTries) break;
-      std::this_thread::sleep_for(kSettleWait);
-    }
+    std::variant<Reading, ReadFailure> read = read_settled(osm_, pass_, attempt);
     ev.read_ms = ms_since(t);
     if (const auto* failure = std::get_if<ReadFailure>(&read)) return fall_back(commands, failure->why, std::move(ev));
     Reading& r = std::get<Reading>(read);
 
-    // 2. Route: the policy as OpenSM's next pass will read it.
-    t = Clock::now();
-    const RoutingPass::PolicyRead in_force = pass_.read_policy(true);
-    if (!in_force.error.empty()) return fall_back(commands, "policy file: " + in_force.error, std::move(ev));
-    if (in_force.refresh.kind == PolicySource::Refresh::Kind::kLoaded) {
-      logger_.log(LogLevel::kInfo, "fast path: %s", in_force.refresh.message.c_str());
-    }
-    const routing::RailMap rails = routing::map_rails(r.fabric, in_force.policy.rails);
-    auto options = routing::plan_routing(r.fabric, in_force.policy, rails);
-    if (!options) return fall_back(commands, "policy does not apply: " + options.error().message, std::move(ev));
-    // A route to continue from: OpenSM's last railyard pass if one ran since
-    // the last push, else the fast path's own last one (a push, or its background route). Either is exact: reroute_unicast
-    // gives the full route of (fabric, options) whatever route it starts
-    // from (it routes in full when nodes, ports or LIDs differ).
-    std::unique_ptr<RoutingPass::Routed> last = pass_.take_routed();
-    std::string route_how = "incremental from OpenSM's last pass";
-    if (!last) {
-      last = std::move(routed_);
-      route_how = "incremental from the fast path's last route";
-    }
-    routed_.reset();
-    Result<routing::TrackedRouting> tracked = Error{"not routed"};
-    if (last) {
-      tracked = routing::reroute_unicast(*last->fabric, last->options, std::move(last->tracked), r.fabric, *options);
-      if (tracked && !tracked->stats.incremental) route_how = "full: " + tracked->stats.full_reason;
-    } else {
-      tracked = routing::route_unicast_tracked(r.fabric, *options);
-      route_how = "full: no earlier route";
-    }
-    last.reset();
-    if (!tracked) return fall_back(commands, "routing failed: " + tracked.error().message, std::move(ev));
-    ev.incremental = tracked->stats.incremental;
-    const routing::ForwardingTables& after = tracked->result.tables;
-    ev.route_ms = ms_since(t);
-
-    // 3. Order.
-    t = Clock::now();
-    auto order = routing::plan_update_order(r.fabric, r.before, after);
-    if (!order) return fall_back(commands, "no safe order: " + order.error().message, std::move(ev));
-    ev.entries_changed = order->entries_changed;
-    ev.blocks_changed = order->blocks_changed;
-    ev.rounds = order->rounds();
-    PushPlan plan;
-    plan.blocks.resize(order->steps.size());
-    for (size_t i = 0; i < order->steps.size(); ++i) {
-      const routing::UpdateStep& step = order->steps[i];
-      plan.blocks[i].switch_guid = r.guids[step.switch_index];
-      plan.blocks[i].block = step.block;
-      routing::step_entries(r.before, after, step, plan.blocks[i].entries);
-    }
-    plan.round_begin = order->round_begin;
-    ev.order_ms = ms_since(t);
-
-    // 4. Push.
-    t = Clock::now();
-    const uint64_t pass_read = r.pass;
-    const PushOutcome out = push_.run(plan, [&] { return pass_.passes() == pass_read; });
-    ev.push_ms = ms_since(t);
-    ev.blocks_sent = out.posted;
-    ev.blocks_acked = out.acked;
-    ev.reposted = out.reposted;
-    if (out.status != PushStatus::kApplied) {
-      return fall_back(commands,
-                       "push stopped after " + std::to_string(out.rounds_done) + " of " +
-                           std::to_string(order->rounds()) + " rounds, " + std::to_string(out.acked) + " of " +
-                           std::to_string(order->blocks_changed) + " blocks acknowledged: " +
-                           std::string(to_string(out.status)) + ": " + out.detail,
-                       std::move(ev));
-    }
+    std::string route_how;
+    double lock_ms = 0, lock_wait_ms = 0;
+    const std::string failed = route_and_push(r, std::move(r.fabric), ev, route_how, lock_ms, lock_wait_ms);
+    if (!failed.empty()) return fall_back(commands, failed, std::move(ev));
     ev.total_ms = ms_since(t_total);
 
     std::string ids;
@@ -306,12 +274,7 @@ void FastPath::apply(std::vector<Command> commands) {
                 static_cast<unsigned long long>(ev.blocks_changed), static_cast<unsigned long long>(ev.blocks_sent),
                 static_cast<unsigned long long>(ev.reposted), static_cast<unsigned long long>(ev.blocks_acked),
                 ev.rounds, ev.read_ms, attempt + 1, ev.route_ms, route_how.c_str(), ev.order_ms, ev.push_ms,
-                out.lock_ms, out.lock_wait_ms, ev.total_ms);
-    auto routed = std::make_unique<RoutingPass::Routed>();
-    routed->fabric = std::make_shared<const routing::Fabric>(std::move(r.fabric));
-    routed->options = std::move(*options);
-    routed->tracked = std::move(*tracked);
-    routed_ = std::move(routed);
+                lock_ms, lock_wait_ms, ev.total_ms);
     if (EventChannel* events = events_.load()) {
       ev.pushed = true;
       UcastRoutingDoneEvent done;
@@ -327,6 +290,172 @@ void FastPath::apply(std::vector<Command> commands) {
     for (const Command& c : commands) failed.requests.push_back(c.id);
     fall_back(commands, std::string("internal error: ") + e.what(), std::move(failed));
   }
+}
+
+// Trap 128s: which links of the trapping switches changed (the probe), then
+// the subnet routed with those changes and pushed, as for a command. Nothing
+// is left undone when this fails: OpenSM's heavy sweep (which the trap
+// started, or which this asks for when `sweep_on_trap` is off) routes the
+// rediscovered subnet and sends what differs.
+void FastPath::handle_traps(std::vector<uint16_t> lids) {
+  const auto t_total = Clock::now();
+  FastPathEvent ev;
+  ev.trigger = "trap";
+  ev.trap_lid = lids.front();
+  std::string what = "trap from LID";
+  for (uint16_t lid : lids) what += " " + std::to_string(lid);
+  auto sweep_if_off = [&] {
+    // With sweep_on_trap off OpenSM waits for its light sweep to notice:
+    // ask for the heavy sweep now so that its model catches up.
+    if (!osm_->subn.opt.sweep_on_trap && !osm_exit_flag) {
+      osm_->subn.force_heavy_sweep = TRUE;
+      osm_opensm_sweep(osm_);
+    }
+  };
+  auto give_up = [&](const std::string& why) {
+    logger_.log(LogLevel::kInfo, "fast path: %s: left to OpenSM's sweep: %s", what.c_str(), why.c_str());
+    sweep_if_off();
+    if (EventChannel* events = events_.load()) {
+      ev.pushed = false;
+      ev.reason = why;
+      ev.total_ms = ms_since(t_total);
+      events->push(std::move(ev));
+    }
+  };
+  try {
+    auto t = Clock::now();
+    int attempt = 0;
+    std::variant<Reading, ReadFailure> read = read_settled(osm_, pass_, attempt);
+    ev.read_ms = ms_since(t);
+    if (const auto* failure = std::get_if<ReadFailure>(&read)) return give_up(failure->why);
+    Reading& r = std::get<Reading>(read);
+
+    // Which ports changed: the switch's linked ports, asked by directed route.
+    t = Clock::now();
+    if (!prober_) prober_ = std::make_unique<PortProber>(probe_path_);
+    std::vector<LinkChange> changes;
+    for (uint16_t lid : lids) {
+      auto target = read_trap_target(osm_, lid);
+      if (!target) return give_up(target.error().message);
+      const NodeId sw = r.fabric.find_node_guid(Guid{target->node_guid});
+      if (!sw.valid()) return give_up("the switch of LID " + std::to_string(lid) + " is not in the subnet read");
+      auto answers = prober_->probe(target->m_key, target->dr_path, target->ports);
+      if (!answers) return give_up("port probe: " + answers.error().message);
+      for (const LinkChange& c : link_changes(r.fabric, sw, *answers)) {
+        const routing::Link& link = r.fabric.link(c.link);
+        const routing::Port& a = r.fabric.port(link.a);
+        ev.links.push_back(routing::to_string(r.fabric.node(a.node).guid) + "[" + std::to_string(a.num.value) + "] " +
+                           (c.up ? "up" : "down"));
+        changes.push_back(c);
+      }
+    }
+    ev.probe_ms = ms_since(t);
+    if (changes.empty()) return give_up("the probe found no link changed");
+    auto changed = apply_link_changes(r.fabric, changes);
+    if (!changed) return give_up(changed.error().message);
+
+    std::string route_how;
+    double lock_ms = 0, lock_wait_ms = 0;
+    const std::string failed = route_and_push(r, std::move(*changed), ev, route_how, lock_ms, lock_wait_ms);
+    if (!failed.empty()) return give_up(failed);
+    ev.total_ms = ms_since(t_total);
+    std::string links;
+    for (const std::string& l : ev.links) links += (links.empty() ? "" : ", ") + l;
+    logger_.log(LogLevel::kInfo,
+                "fast path: %s: %s: path push: %llu entries in %llu changed blocks, %llu Sets posted, %llu "
+                "acknowledged, %u rounds; read %.1f ms, probe %.1f ms, route %.1f ms (%s), order %.1f ms, push "
+                "%.1f ms (lock held %.1f ms), total %.1f ms",
+                what.c_str(), links.c_str(), static_cast<unsigned long long>(ev.entries_changed),
+                static_cast<unsigned long long>(ev.blocks_changed), static_cast<unsigned long long>(ev.blocks_sent),
+                static_cast<unsigned long long>(ev.blocks_acked), ev.rounds, ev.read_ms, ev.probe_ms, ev.route_ms,
+                route_how.c_str(), ev.order_ms, ev.push_ms, lock_ms, ev.total_ms);
+    sweep_if_off();
+    if (EventChannel* events = events_.load()) {
+      ev.pushed = true;
+      events->push(std::move(ev));
+    }
+  } catch (const std::exception& e) {
+    give_up(std::string("internal error: ") + e.what());
+  }
+}
+
+std::string FastPath::route_and_push(SubnetReading& r, routing::Fabric fabric, FastPathEvent& ev,
+                                     std::string& route_how, double& lock_ms, double& lock_wait_ms) {
+  // 2. Route: the policy as OpenSM's next pass will read it.
+  auto t = Clock::now();
+  const RoutingPass::PolicyRead in_force = pass_.read_policy(true);
+  if (!in_force.error.empty()) return "policy file: " + in_force.error;
+  if (in_force.refresh.kind == PolicySource::Refresh::Kind::kLoaded) {
+    logger_.log(LogLevel::kInfo, "fast path: %s", in_force.refresh.message.c_str());
+  }
+  const routing::RailMap rails = routing::map_rails(fabric, in_force.policy.rails);
+  auto options = routing::plan_routing(fabric, in_force.policy, rails);
+  if (!options) return "policy does not apply: " + options.error().message;
+  // A route to continue from: OpenSM's last railyard pass if one ran since
+  // the last push, else the fast path's own last one (a push, or its
+  // background route). Either is exact: reroute_unicast gives the full route
+  // of (fabric, options) whatever route it starts from (it routes in full
+  // when nodes, ports or LIDs differ).
+  std::unique_ptr<RoutingPass::Routed> last = pass_.take_routed();
+  route_how = "incremental from OpenSM's last pass";
+  if (!last) {
+    last = std::move(routed_);
+    route_how = "incremental from the fast path's last route";
+  }
+  routed_.reset();
+  Result<routing::TrackedRouting> tracked = Error{"not routed"};
+  if (last) {
+    tracked = routing::reroute_unicast(*last->fabric, last->options, std::move(last->tracked), fabric, *options);
+    if (tracked && !tracked->stats.incremental) route_how = "full: " + tracked->stats.full_reason;
+  } else {
+    tracked = routing::route_unicast_tracked(fabric, *options);
+    route_how = "full: no earlier route";
+  }
+  last.reset();
+  if (!tracked) return "routing failed: " + tracked.error().message;
+  ev.incremental = tracked->stats.incremental;
+  const routing::ForwardingTables& after = tracked->result.tables;
+  ev.route_ms = ms_since(t);
+
+  // 3. Order.
+  t = Clock::now();
+  auto order = routing::plan_update_order(fabric, r.before, after);
+  if (!order) return "no safe order: " + order.error().message;
+  ev.entries_changed = order->entries_changed;
+  ev.blocks_changed = order->blocks_changed;
+  ev.rounds = order->rounds();
+  PushPlan plan;
+  plan.blocks.resize(order->steps.size());
+  for (size_t i = 0; i < order->steps.size(); ++i) {
+    const routing::UpdateStep& step = order->steps[i];
+    plan.blocks[i].switch_guid = r.guids[step.switch_index];
+    plan.blocks[i].block = step.block;
+    routing::step_entries(r.before, after, step, plan.blocks[i].entries);
+  }
+  plan.round_begin = order->round_begin;
+  ev.order_ms = ms_since(t);
+
+  // 4. Push.
+  t = Clock::now();
+  const uint64_t pass_read = r.pass;
+  const PushOutcome out = push_.run(plan, [&] { return pass_.passes() == pass_read; });
+  ev.push_ms = ms_since(t);
+  ev.blocks_sent = out.posted;
+  ev.blocks_acked = out.acked;
+  ev.reposted = out.reposted;
+  if (out.status != PushStatus::kApplied) {
+    return "push stopped after " + std::to_string(out.rounds_done) + " of " + std::to_string(order->rounds()) +
+           " rounds, " + std::to_string(out.acked) + " of " + std::to_string(order->blocks_changed) +
+           " blocks acknowledged: " + std::string(to_string(out.status)) + ": " + out.detail;
+  }
+  lock_ms = out.lock_ms;
+  lock_wait_ms = out.lock_wait_ms;
+  auto routed = std::make_unique<RoutingPass::Routed>();
+  routed->fabric = std::make_shared<const routing::Fabric>(std::move(fabric));
+  routed->options = std::move(*options);
+  routed->tracked = std::move(*tracked);
+  routed_ = std::move(routed);
+  return {};
 }
 
 }  // namespace railyard::sm_plugin

@@ -50,10 +50,13 @@
 #include "sm_plugin/osm_headers.h"
 #include "sm_plugin/osm_logger.h"
 #include "sm_plugin/policy_source.h"
+#include "sm_plugin/port_prober.h"
 #include "sm_plugin/request_book.h"
 #include "sm_plugin/routing_pass.h"
 
 namespace railyard::sm_plugin {
+
+struct SubnetReading;  // fast_path.cpp: what step 1 reads from OpenSM
 
 class FastPath {
  public:
@@ -80,6 +83,18 @@ class FastPath {
   // Never blocks.
   void on_subnet_up() noexcept;
 
+  // report(OSM_EVENT_ID_TRAP) of trap 128 (a port of the switch at `lid`
+  // changed state): queued; the thread asks that switch's linked ports
+  // (port_prober.h), and if a link the subnet has went down (or one it has
+  // down came up), routes the subnet with that change and pushes the changed
+  // blocks at once, before OpenSM's heavy sweep has rediscovered anything.
+  // OpenSM's sweep then finds its tables already on the switches. Without a
+  // probe (set_port_probe) traps are left to OpenSM. Never blocks.
+  void on_trap(uint16_t lid) noexcept;
+  // The railyard-port-probe executable; empty: traps are left to OpenSM.
+  // Before the first trap.
+  void set_port_probe(std::string path) { probe_path_ = std::move(path); }
+
   // Stops and joins the thread; queued commands are dropped. Idempotent.
   void stop() noexcept;
 
@@ -88,6 +103,12 @@ class FastPath {
   void run() noexcept;
   void apply(std::vector<Command> commands);
   void prime();
+  void handle_traps(std::vector<uint16_t> lids);
+  // Steps 2-4 for `fabric` (the subnet read, or it with the links a trap
+  // found changed): route, order, push; sets routed_ when the switches
+  // acknowledged every block. Empty on success, else why not.
+  std::string route_and_push(SubnetReading& r, routing::Fabric fabric, FastPathEvent& ev, std::string& route_how,
+                             double& lock_ms, double& lock_wait_ms);
   // OpenSM's path for `commands`; `why` is logged and reported.
   void fall_back(const std::vector<Command>& commands, const std::string& why, FastPathEvent ev);
 
@@ -103,6 +124,9 @@ class FastPath {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Command> queue_;
+  std::vector<uint16_t> traps_;  // switch LIDs of trap 128s not yet handled
+  std::string probe_path_;
+  std::unique_ptr<PortProber> prober_;
   bool prime_ = false;       // a background route is wanted
   bool subnet_up_seen_ = false;
   bool stopping_ = false;

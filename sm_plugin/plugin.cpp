@@ -84,12 +84,30 @@ struct Plugin {
                 c.id.c_str());
   }
 
-  void start_events() {
-    // Before the channel exists: its thread may run a command at once.
-    if (config_.fast_path) {
-      pass_.keep_routed();
-      fast_ = std::make_unique<FastPath>(osm_, logger_, requests_, pass_);
+  // The fast path: controller commands, and with a port probe link failures
+  // (trap 128), applied by pushing the changed blocks. Before the channel
+  // exists: its thread may run a command at once.
+  void start_fast_path() {
+    if (!config_.fast_path) return;
+    pass_.keep_routed();
+    fast_ = std::make_unique<FastPath>(osm_, logger_, requests_, pass_);
+    std::string probe = config_.port_probe;
+    if (probe == "off") {
+      probe.clear();
+    } else if (probe.empty()) {
+      probe = RAILYARD_PORT_PROBE;
+      if (::access(probe.c_str(), X_OK) != 0) probe.clear();
+    } else if (::access(probe.c_str(), X_OK) != 0) {
+      logger_.log(LogLevel::kError, "port_probe %s is not an executable: link failures are left to OpenSM",
+                  probe.c_str());
+      probe.clear();
     }
+    fast_->set_port_probe(probe);
+    logger_.log(LogLevel::kInfo, "fast path on; link failures (trap 128): %s",
+                probe.empty() ? "left to OpenSM's sweep (no port probe)" : ("probed with " + probe).c_str());
+  }
+
+  void start_events() {
     EventChannel::Options options;
     options.socket_path = config_.controller_socket;
     options.hello = HelloEvent{"osmrailyard", RAILYARD_VERSION, static_cast<int64_t>(::getpid()), OSM_VERSION, 0};
@@ -176,6 +194,12 @@ void* create(osm_opensm_t* osm) noexcept {
     log_exception(osm, "create");
     return nullptr;
   }
+  try {
+    plugin->start_fast_path();
+  } catch (...) {
+    log_exception(osm, "fast path off");
+    plugin->fast_.reset();
+  }
   // Events are an addition: if they cannot start, routing still works.
   if (!plugin->config_.controller_socket.empty()) {
     try {
@@ -208,15 +232,26 @@ void* create(osm_opensm_t* osm) noexcept {
 // takes OpenSM's lock, never throws.
 void report(void* data, osm_epi_event_id_t id, void* event_data) noexcept {
   auto* plugin = static_cast<Plugin*>(data);
-  if (plugin == nullptr || plugin->events_ == nullptr) return;
+  if (plugin == nullptr) return;
   try {
-    // Blocks the fast path sent: its acknowledgements, counted in its own
-    // `fast_path` event rather than forwarded one by one.
-    if (id == OSM_EVENT_ID_LFT_CHANGE && plugin->fast_ && event_data != nullptr &&
-        plugin->fast_->on_lft_change(*static_cast<const osm_epi_lft_change_event_t*>(event_data))) {
-      return;
+    if (plugin->fast_) {
+      // Blocks the fast path sent: its acknowledgements, counted in its own
+      // `fast_path` event rather than forwarded one by one.
+      if (id == OSM_EVENT_ID_LFT_CHANGE && event_data != nullptr &&
+          plugin->fast_->on_lft_change(*static_cast<const osm_epi_lft_change_event_t*>(event_data))) {
+        return;
+      }
+      if (id == OSM_EVENT_ID_SUBNET_UP) plugin->fast_->on_subnet_up();
+      // Trap 128: a port of that switch changed state (which one, the fast
+      // path asks the switch).
+      if (id == OSM_EVENT_ID_TRAP && event_data != nullptr) {
+        const auto* notice = static_cast<const ib_mad_notice_attr_t*>(event_data);
+        if (ib_notice_is_generic(notice) && cl_ntoh16(notice->g_or_v.generic.trap_num) == 128) {
+          plugin->fast_->on_trap(cl_ntoh16(notice->data_details.ntc_128.sw_lid));
+        }
+      }
     }
-    if (id == OSM_EVENT_ID_SUBNET_UP && plugin->fast_) plugin->fast_->on_subnet_up();
+    if (plugin->events_ == nullptr) return;
     auto body = event_from_osm(id, event_data);
     if (!body) return;
     if (auto* done = std::get_if<UcastRoutingDoneEvent>(&*body)) {

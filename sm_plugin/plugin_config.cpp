@@ -28,7 +28,7 @@ Result<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
     return Error{at(source_name, e.mark, e.msg)};
   }
   if (!root || root.IsNull()) return config;  // empty file: defaults
-  if (!root.IsMap()) return Error{at(source_name, root.Mark(), "expected a mapping with policy_file, log_level, hop_matrices, controller_socket, fast_path")};
+  if (!root.IsMap()) return Error{at(source_name, root.Mark(), "expected a mapping with policy_file, log_level, hop_matrices, controller_socket, fast_path, port_probe")};
   try {
     for (const auto& kv : root) {
       const std::string key = kv.first.as<std::string>();
@@ -53,6 +53,11 @@ Result<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
           return Error{at(source_name, value.Mark(), "fast_path: expected push or opensm")};
         }
         config.fast_path = v == "push";
+      } else if (key == "port_probe") {
+        if (!value.IsScalar() || value.as<std::string>().empty()) {
+          return Error{at(source_name, value.Mark(), "port_probe: expected a path or off")};
+        }
+        config.port_probe = value.as<std::string>();
       } else if (key == "controller_socket") {
         if (value.IsNull()) continue;
         if (!value.IsScalar() || value.as<std::string>().empty()) {
@@ -66,7 +71,7 @@ Result<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
         }
       } else {
         return Error{at(source_name, kv.first.Mark(),
-                        "unknown key '" + key + "' (expected policy_file, log_level, hop_matrices, controller_socket, fast_path)")};
+                        "unknown key '" + key + "' (expected policy_file, log_level, hop_matrices, controller_socket, fast_path, port_probe)")};
       }
     }
   } catch (const YAML::Exception& e) {
@@ -74,8 +79,8 @@ Result<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
   }
   // Relative paths are taken next to the config, not from OpenSM's cwd (a
   // daemon's cwd is usually /).
-  for (std::string* path : {&config.policy_file, &config.controller_socket}) {
-    if (path->empty() || source_name.empty()) continue;
+  for (std::string* path : {&config.policy_file, &config.controller_socket, &config.port_probe}) {
+    if (path->empty() || source_name.empty() || (path == &config.port_probe && *path == "off")) continue;
     std::filesystem::path p(*path);
     if (p.is_relative()) *path = (std::filesystem::path(source_name).parent_path() / p).string();
   }

@@ -11,9 +11,13 @@
 //   controller_socket: <path>   # Unix socket of railyard's controller: events
 //                               # out, commands in (docs/plugin_protocol.md).
 //                               # Absent: events off. At most 107 bytes.
-//   fast_path: push        # push | opensm: how the controller's commands are
-//                          # applied: the changed LFT blocks sent by the plugin
-//                          # (fast_path.h), or OpenSM's force_reroute
+//   fast_path: push        # push | opensm: how the controller's commands (and,
+//                          # with a port probe, link failures) are applied: the
+//                          # changed LFT blocks sent by the plugin
+//                          # (fast_path.h), or OpenSM's force_reroute and sweeps
+//   port_probe: <path>     # railyard-port-probe, which asks a trapping switch
+//                          # which port changed; `off`: traps are left to
+//                          # OpenSM's sweep. Absent: the installed one.
 //
 // Every key is optional. Read once, when OpenSM loads the plugin. A missing
 // option or file gives the defaults (and a log line saying so); a file that
@@ -39,6 +43,9 @@ struct PluginConfig {
   bool railyard_hop_matrices = true;  // false: OpenSM builds them (build_lid_matrices NULL)
   std::string controller_socket;      // empty: events off
   bool fast_path = true;              // false: commands go to OpenSM's force_reroute
+  // railyard-port-probe for trap 128s (fast_path.h on_trap); "off": traps
+  // are left to OpenSM; empty: the installed one, if it is there.
+  std::string port_probe;
 };
 
 // Pure: parses `text`; `source_name` labels errors and anchors a relative

@@ -73,9 +73,22 @@ TEST(EventJson, FastPathAndItsRoutingDone) {
   pushed.push_ms = 2.0;
   pushed.total_ms = 3.875;
   EXPECT_EQ(decode(encode_event(Event{11, 3, pushed})), json::parse(R"({"type":"fast_path","seq":11,"time":3,
-      "requests":["d1"],"path":"push","incremental":true,"entries_changed":21,"blocks_changed":9,
+      "trigger":"command","requests":["d1"],"path":"push","incremental":true,"entries_changed":21,"blocks_changed":9,
       "blocks_sent":9,"blocks_acked":9,"reposted":0,"rounds":2,
       "stage_ms":{"read":0.5,"route":1.25,"order":0.125,"push":2.0},"total_ms":3.875})"));
+
+  FastPathEvent trap;
+  trap.trigger = "trap";
+  trap.trap_lid = 17;
+  trap.links = {"0x0002c90000000001[33] down"};
+  trap.probe_ms = 0.5;
+  trap.pushed = true;
+  const json t = decode(encode_event(Event{13, 3, trap}));
+  EXPECT_EQ(t["trigger"], "trap");
+  EXPECT_EQ(t["trap_lid"], 17);
+  EXPECT_EQ(t["links"], json::parse(R"(["0x0002c90000000001[33] down"])"));
+  EXPECT_EQ(t["probe_ms"], 0.5);
+  EXPECT_EQ(t["requests"], json::array());
 
   FastPathEvent left;
   left.requests = {"d2"};

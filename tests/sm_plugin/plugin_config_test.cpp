@@ -30,7 +30,7 @@ TEST(PluginConfig, ReadsKeysAndAnchorsRelativePolicyAtTheConfigFolder) {
 TEST(PluginConfig, UnknownKeyIsNamedWithItsLine) {
   auto c = parse_plugin_config("log_level: info\npolicy: x.yaml\n", "plugin.yaml");
   ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.error().message, "plugin.yaml: line 2: unknown key 'policy' (expected policy_file, log_level, hop_matrices, controller_socket, fast_path)");
+  EXPECT_EQ(c.error().message, "plugin.yaml: line 2: unknown key 'policy' (expected policy_file, log_level, hop_matrices, controller_socket, fast_path, port_probe)");
 }
 
 TEST(PluginConfig, FastPathChoice) {
@@ -43,6 +43,21 @@ TEST(PluginConfig, FastPathChoice) {
   auto bad = parse_plugin_config("log_level: info\nfast_path: yes\n", "plugin.yaml");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message, "plugin.yaml: line 2: fast_path: expected push or opensm");
+}
+
+TEST(PluginConfig, PortProbe) {
+  auto def = parse_plugin_config("", "/etc/railyard/plugin.yaml");
+  ASSERT_TRUE(def.ok());
+  EXPECT_EQ(def->port_probe, "") << "absent: the installed probe";
+  auto rel = parse_plugin_config("port_probe: bin/probe\n", "/etc/railyard/plugin.yaml");
+  ASSERT_TRUE(rel.ok());
+  EXPECT_EQ(rel->port_probe, "/etc/railyard/bin/probe") << "relative to the config's folder";
+  auto off = parse_plugin_config("port_probe: off\n", "/etc/railyard/plugin.yaml");
+  ASSERT_TRUE(off.ok());
+  EXPECT_EQ(off->port_probe, "off");
+  auto bad = parse_plugin_config("port_probe: [a]\n", "plugin.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "plugin.yaml: line 1: port_probe: expected a path or off");
 }
 
 TEST(PluginConfig, HopMatricesChoice) {

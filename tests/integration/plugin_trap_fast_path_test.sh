@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# The fast path on a link failure (issue 11, deliverable 2): ibsim `Unlink` of
+# a leaf uplink makes the leaf send trap 128; the plugin asks the leaf which
+# port changed (railyard-port-probe, directed-route PortInfo), routes the
+# subnet with that link down and pushes the changed LFT blocks itself, before
+# OpenSM's heavy sweep (`sweep_on_trap FALSE`, as recommended: the plugin asks
+# for the sweep once its blocks are acknowledged).
+#  1. the plugin's fast_path event (trigger trap) names the link that went
+#     down, path push, blocks changed == sent == acknowledged == the blocks
+#     this test counts itself between ibroute dumps before and after; the
+#     push is logged before OpenSM's next SUBNET UP; no CA route leaves the
+#     leaf by the dead port; railyard verify: every CA pair reachable, no
+#     credit loop;
+#  2. OpenSM's heavy sweep that follows finds nothing left to send: railyard's
+#     pass on the rediscovered subnet has 0 changed blocks;
+#  3. ReLink: the probe finds the port up but OpenSM's model no longer has the
+#     cable, so the trap is left to OpenSM's sweep (and says so); after it the
+#     tables are those before the Unlink.
+#
+# Usage (ctest does this): plugin_trap_fast_path_test.sh RAILYARD_BIN SOURCE_DIR BINARY_DIR
+set -euo pipefail
+
+RAILYARD=$(realpath "$1")
+SRC=$2
+BIN=$(realpath "$3")
+# shellcheck source=lib.sh
+source "$SRC/tests/integration/lib.sh"
+
+ry_require_tools ibsim opensm ibnetdiscover ibroute jq python3
+PLUGIN_DIR=$BIN/sm_plugin
+SINK=$BIN/tests/event_sink
+PROBE=$PLUGIN_DIR/railyard-port-probe
+[[ -f "$PLUGIN_DIR/libosmrailyard.so" ]] || ry_fail "plugin not built: $PLUGIN_DIR/libosmrailyard.so"
+[[ -x "$SINK" ]] || ry_fail "event_sink not built: $SINK"
+[[ -x "$PROBE" ]] || ry_fail "probe not built: $PROBE"
+export LD_LIBRARY_PATH=$PLUGIN_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+ry_tmpdir
+
+# 32 servers x 8 rails, radix 64: leaves with CA ports 1-32, uplinks 33-64.
+# Not the leaf ibsim attaches the diags to (g000 r0): ibroute reads switches
+# by LID from there.
+"$RAILYARD" topo gen --servers 32 --rails 8 --radix 64 -o f.net 2>gen.err ||
+  { cat gen.err >&2; ry_fail "topo gen failed"; }
+LEAF_DESC="leaf g000 r1"
+LEAF=$(sed -n "s/^Switch.*\"\(S-[0-9a-f]*\)\".*# \"$LEAF_DESC\".*/\1/p" f.net)
+[[ -n "$LEAF" ]] || ry_fail "no record for '$LEAF_DESC' in f.net"
+LEAF_GUID=$(printf '0x%016x' "0x${LEAF#S-}")
+PORT=35
+SPINE=$(awk -v sw="\"$LEAF\"" -v p="[$PORT]" '/^Switch/ { mine = index($0, sw) > 0; next }
+  mine && index($0, p) == 1 { match($0, /"S-[0-9a-f]+"\[[0-9]+\]/); print substr($0, RSTART + 1, RLENGTH - 1); exit }' f.net)
+[[ -n "$SPINE" ]] || ry_fail "nothing on $LEAF_DESC port $PORT"
+SPINE_GUID=$(printf '0x%016x' "0x$(sed 's/^S-\([0-9a-f]*\)".*/\1/' <<<"$SPINE")")
+SPINE_PORT=$(sed 's/.*\[\([0-9]*\)\]$/\1/' <<<"$SPINE")
+
+SOCK=$RY_TMP/c.sock
+((${#SOCK} <= 107)) || ry_fail "socket path too long for sun_path: $SOCK (use a shorter TMPDIR)"
+EVENTS=$RY_TMP/events.jsonl
+: >"$EVENTS"
+: >policy.yaml
+printf 'log_level: info\npolicy_file: %s/policy.yaml\ncontroller_socket: %s\nport_probe: %s\n' \
+  "$RY_TMP" "$SOCK" "$PROBE" >railyard-plugin.yaml
+
+has_event() { [[ -n "$(jq -c "select($1)" "$EVENTS" | head -n 1)" ]]; }
+wait_event() { ry_wait_for "${2:-60}" "an event with $1" has_event "$1"; }
+event() { jq -c "select($1)" "$EVENTS" | head -n 1; }
+last_seq() { jq -s 'map(.seq) | max // 0' "$EVENTS"; }
+
+SINK_PID=""
+"$SINK" "$SOCK" "$EVENTS" >sink.out 2>&1 &
+SINK_PID=$!
+ry_wait_for 10 "event_sink listening" grep -qs listening sink.out
+trap 'ry_rc=$?; set +e; [[ -n "$SINK_PID" ]] && { kill -TERM "$SINK_PID"; wait "$SINK_PID"; }; (exit $ry_rc); _ry_cleanup' EXIT
+
+ry_start_ibsim f.net --console
+ry_start_opensm --timeout 120 \
+  --conf "event_plugin_name osmrailyard" \
+  --conf "event_plugin_options $RY_TMP/railyard-plugin.yaml" \
+  --conf "routing_engine railyard" \
+  --conf "sweep_on_trap FALSE"
+ry_wait_log "railyard: pass 1: time " 30
+ry_assert_file_contains "$RY_OPENSM_LOG" "link failures \(trap 128\): probed with $PROBE" "the port probe is on"
+ry_wait_log "fast path: ready" 60
+
+# verify_ok NAME: every CA pair reachable, no credit loop (tables read back).
+verify_ok() {
+  local rc=0
+  "$RAILYARD" verify --topo "$1.topo" --lfts "$1.ibroute" --json --no-congestion >"$1.verify.json" 2>"$1.verify.err" || rc=$?
+  ((rc == 0)) || { head -c 3000 "$1.verify.json" >&2; cat "$1.verify.err" >&2; ry_fail "$1: railyard verify exit $rc"; }
+  jq -e '.pairs > 0 and .reachable == .pairs and .credit_loops.ca_routes.acyclic and
+         .credit_loops.with_switch_lids.acyclic' "$1.verify.json" >/dev/null ||
+    ry_fail "$1: not every pair reachable, or a credit loop: $(jq -c '{pairs, reachable}' "$1.verify.json")"
+}
+
+# changed_blocks A B: 64-entry LFT blocks that differ between two ibroute dumps.
+changed_blocks() {
+  python3 - "$1.ibroute" "$2.ibroute" <<'PY'
+import re, sys
+def read(path):
+    tables, cur = {}, None
+    for line in open(path):
+        m = re.match(r"Unicast lids .* guid (0x[0-9a-f]+)", line)
+        if m:
+            cur = tables.setdefault(m.group(1), {})
+            continue
+        m = re.match(r"0x([0-9a-f]+) (\d+) ", line)
+        if m and cur is not None:
+            cur[int(m.group(1), 16)] = int(m.group(2))
+    return tables
+a, b = read(sys.argv[1]), read(sys.argv[2])
+print(len({(g, lid // 64) for g in set(a) | set(b) for lid in set(a.get(g, {})) | set(b.get(g, {}))
+           if a.get(g, {}).get(lid) != b.get(g, {}).get(lid)}))
+PY
+}
+
+# --- 0. before ------------------------------------------------------------------
+ry_snapshot before
+verify_ok before
+uses=$(ry_port_uses before "$LEAF" "$PORT")
+((uses > 0)) || ry_fail "the leaf sends nothing over port $PORT before the Unlink"
+
+# --- 1. Unlink: the plugin pushes before OpenSM sweeps -----------------------------
+ups=$(ry_log_count 'SUBNET UP')
+mark=$(last_seq)
+ry_ibsim_cmd "Unlink \"$LEAF\"[$PORT]"
+wait_event ".seq > $mark and .type == \"fast_path\" and .trigger == \"trap\" and .path == \"push\"" 30
+fp=$(event ".seq > $mark and .type == \"fast_path\" and .trigger == \"trap\" and .path == \"push\"")
+ry_log "trap: $fp"
+links=$(jq -r '.links | join(", ")' <<<"$fp")
+[[ "$links" == "$LEAF_GUID[$PORT] down" || "$links" == "$SPINE_GUID[$SPINE_PORT] down" ]] ||
+  ry_fail "the probe should find $LEAF_GUID[$PORT] (or $SPINE_GUID[$SPINE_PORT]) down, found: $links"
+# Logged before the heavy sweep that follows it is done.
+push_line=$(grep -n "fast path: trap from LID .*: path push: " "$RY_OPENSM_LOG" | head -n 1 | cut -d: -f1)
+[[ -n "$push_line" ]] || ry_fail "no trap push in OpenSM's log"
+up_line=$(grep -n 'SUBNET UP' "$RY_OPENSM_LOG" | sed -n "$((ups + 1))p" | cut -d: -f1)
+[[ -z "$up_line" ]] || ((push_line < up_line)) || ry_fail "the push (line $push_line) came after OpenSM's SUBNET UP (line $up_line)"
+ry_snapshot trapped
+ry_assert_eq 0 "$(ry_port_uses trapped "$LEAF" "$PORT")" "CA LIDs the leaf still sends out of the dead port"
+verify_ok trapped
+counted=$(changed_blocks before trapped)
+((counted > 0)) || ry_fail "the failure changed no block on the switches"
+ry_assert_eq "$counted $counted $counted" "$(jq -r '"\(.blocks_changed) \(.blocks_sent) \(.blocks_acked)"' <<<"$fp")" \
+  "blocks changed (ibroute before/after) vs the plugin's changed, sent, acknowledged"
+ry_pass "Unlink: the plugin found $links in $(jq -r .probe_ms <<<"$fp") ms and pushed $counted blocks (= changed on the switches) in $(jq -r .total_ms <<<"$fp") ms, before OpenSM's sweep; 100% reachable, no credit loop"
+
+# --- 2. OpenSM's heavy sweep finds the tables in place ---------------------------
+ry_wait_log 'SUBNET UP' 60 "$RY_OPENSM_LOG" $((ups + 1))
+wait_event ".seq > $mark and .type == \"routing_pass\"" 60
+pass=$(event ".seq > $mark and .type == \"routing_pass\"")
+ry_assert_eq "ok 0" "$(jq -r '"\(.status) \(.changed_blocks)"' <<<"$pass")" "OpenSM's pass after the push: status, changed blocks"
+ry_pass "OpenSM's heavy sweep after the push: railyard's pass computes the pushed tables, 0 blocks to send"
+
+# --- 3. ReLink: left to OpenSM, tables back ----------------------------------------
+ups=$(ry_log_count 'SUBNET UP')
+mark=$(last_seq)
+ry_ibsim_cmd "ReLink \"$LEAF\"[$PORT]"
+wait_event ".seq > $mark and .type == \"fast_path\" and .trigger == \"trap\"" 30
+fp=$(event ".seq > $mark and .type == \"fast_path\" and .trigger == \"trap\"")
+ry_assert_eq "opensm" "$(jq -r .path <<<"$fp")" "ReLink: the path ($fp)"
+ry_wait_log 'SUBNET UP' 60 "$RY_OPENSM_LOG" $((ups + 1))
+ry_snapshot relinked
+ry_assert_eq 0 "$(changed_blocks before relinked)" "blocks that differ from the tables before the Unlink"
+ry_pass "ReLink: left to OpenSM's sweep ($(jq -r .reason <<<"$fp")); the tables are those before the Unlink"
