@@ -6,15 +6,20 @@
 # the destinations it sent out of the dead port, until none does; and wait for
 # OpenSM's next SUBNET UP. Prints, for the Unlink:
 #   entries   destinations the leaf sent out of the dead port
+#   acked     Unlink -> the plugin's fast path logged every changed block of
+#             every switch acknowledged (OpenSM's log time; fast mode)
 #   moved     Unlink -> the last of them moved off it (polled: +/- one read)
 #   subnet_up Unlink -> OpenSM's next SUBNET UP
 #   pair_s    leaf-side CA-pair-seconds black-holed: CAs on the leaf x entries
 #             x their time on the dead port (each entry counted until it moved)
 # and the plugin's last pass and fast-path lines from OpenSM's log.
 #
-#   bash scripts/measure_failover.sh [BUILD_DIR (build/release)] [--opensm-conf 'KEY VALUE']... [--plugin-conf 'LINE']... -- TOPO-GEN-ARGS...
+#   bash scripts/measure_failover.sh [BUILD_DIR (build/release)] [--mode fast|opensm] [--opensm-conf 'KEY VALUE']... [--plugin-conf 'LINE']... -- TOPO-GEN-ARGS...
 #   bash scripts/measure_failover.sh build/release -- --servers 256 --rails 8 --levels 3 --radix 64
-#   bash scripts/measure_failover.sh build/release --opensm-conf 'sweep_on_trap FALSE' -- --servers 256 --rails 8 --levels 3 --radix 64
+#   bash scripts/measure_failover.sh build/release --mode opensm -- --servers 256 --rails 8 --levels 3 --radix 64
+# --mode fast (default): the plugin's fast path on traps (port_probe from the
+# build, `sweep_on_trap FALSE`); --mode opensm: traps left to OpenSM's sweep
+# (port_probe: off, OpenSM's defaults), as before the fast path.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -25,16 +30,26 @@ if [[ $# -gt 0 && "$1" != -* ]]; then
 fi
 osm_conf=()
 plugin_conf=()
+mode=fast
 while (($#)); do
   case $1 in
+    --mode) mode=$2; shift 2 ;;
     --opensm-conf) osm_conf+=(--conf "$2"); shift 2 ;;
     --plugin-conf) plugin_conf+=("$2"); shift 2 ;;
     --) shift; break ;;
-    -h | --help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "measure_failover.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 gen=("$@")
+case $mode in
+  fast)
+    plugin_conf+=("port_probe: $build/sm_plugin/railyard-port-probe")
+    osm_conf+=(--conf "sweep_on_trap FALSE")
+    ;;
+  opensm) plugin_conf+=("port_probe: off") ;;
+  *) echo "measure_failover.sh: --mode fast or opensm" >&2; exit 2 ;;
+esac
 ((${#gen[@]})) || gen=(--servers 64 --rails 8 --levels 3 --radix 32)
 # shellcheck source=../tests/integration/lib.sh
 source "$root/tests/integration/lib.sh"
@@ -43,7 +58,7 @@ export LD_LIBRARY_PATH=$build/sm_plugin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 ry_tmpdir
 
 "$build/railyard" topo gen "${gen[@]}" -o fabric.net 2>/dev/null
-echo "fabric: ${gen[*]}: $(grep -c '^Ca' fabric.net) CAs, $(grep -c '^Switch' fabric.net) switches"
+echo "fabric: ${gen[*]}: $(grep -c '^Ca' fabric.net) CAs, $(grep -c '^Switch' fabric.net) switches; mode $mode"
 {
   echo "log_level: info"
   for line in "${plugin_conf[@]}"; do echo "$line"; done
@@ -53,6 +68,8 @@ start=$SECONDS
 ry_start_opensm --timeout 900 --conf "event_plugin_name osmrailyard" \
   --conf "event_plugin_options $RY_TMP/plugin.yaml" --conf "routing_engine railyard" "${osm_conf[@]}"
 echo "OpenSM SUBNET UP after $((SECONDS - start)) s, engine $(ry_opensm_engine)"
+# The fast path routes the subnet once in the background after SUBNET UP.
+[[ $mode != fast ]] || ry_wait_log "fast path: ready" 900
 
 # The leaf at route 0, its CAs and its first uplink.
 desc=$(ry_diag smpquery -D nodedesc 0 | sed -n 's/^Node Description:\.*//p')
@@ -77,8 +94,14 @@ hi=$(dec <affected | sort -n | tail -1)
 echo "leaf '$desc' ($leaf): $cas CAs; $entries destinations leave by port $uplink (LIDs $lo-$hi)"
 
 ups=$(ry_log_count 'SUBNET UP')
+now_us() { date +%H:%M:%S.%N | awk -F'[:.]' '{ printf "%.0f\n", (($1 * 60 + $2) * 60 + $3) * 1e6 + substr($4, 1, 6) }'; }
+# OpenSM log line "Mon DD HH:MM:SS usec [...]" -> microseconds since midnight
+log_us() { awk '{ split($3, t, ":"); printf "%.0f\n", ((t[1] * 60 + t[2]) * 60 + t[3]) * 1e6 + $4 }'; }
+log_lines=$(wc -l <"$RY_OPENSM_LOG")
+# Straight to the console (ry_ibsim_cmd waits 0.3 s after it).
+t0_us=$(now_us)
 t0=$(date +%s%N)
-ry_ibsim_cmd "Unlink \"$leaf\"[$uplink]"
+printf 'Unlink "%s"[%s]\n' "$leaf" "$uplink" >&"$RY_IBSIM_FD"
 moved_ms=""
 pair_ns=0
 declare -A still
@@ -97,7 +120,10 @@ done
 moved_ms=$((($(date +%s%N) - t0) / 1000000))
 ry_wait_log 'SUBNET UP' 900 "$RY_OPENSM_LOG" $((ups + 1))
 up_ms=$((($(date +%s%N) - t0) / 1000000))
-awk -v c="$cas" -v ns="$pair_ns" -v e="$entries" -v m="$moved_ms" -v u="$up_ms" 'BEGIN {
-  printf "entries %d  moved %d ms  subnet_up %d ms  pair_s %.1f\n", e, m, u, c * ns / 1e9 }'
+acked_us=$(tail -n +"$((log_lines + 1))" "$RY_OPENSM_LOG" | grep -m1 'fast path: trap from .*: path push: ' | log_us || true)
+acked=n/a
+[[ -z "$acked_us" ]] || acked="$(awk -v a="$t0_us" -v b="$acked_us" 'BEGIN { d = b - a; if (d < 0) d += 86400e6; printf "%.0f", d / 1000 }') ms"
+awk -v c="$cas" -v ns="$pair_ns" -v e="$entries" -v m="$moved_ms" -v u="$up_ms" -v a="$acked" 'BEGIN {
+  printf "entries %d  acked %s  moved %d ms  subnet_up %d ms  pair_s %.1f\n", e, a, m, u, c * ns / 1e9 }'
 grep -o 'railyard: pass [0-9]*: time .*' "$RY_OPENSM_LOG" | tail -n 1 | sed 's/^/  /'
 grep -o 'railyard: fast path: .*' "$RY_OPENSM_LOG" | tail -n 2 | sed 's/^/  /' || true

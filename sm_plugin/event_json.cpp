@@ -85,6 +85,7 @@ void fill(json& j, const FastPathEvent& e) {
     j["trap_lid"] = e.trap_lid;
     j["links"] = e.links;
     j["probe_ms"] = ms(e.probe_ms);
+    j["detours"] = e.detours;
   }
   j["requests"] = e.requests;
   j["path"] = e.pushed ? "push" : "opensm";

@@ -59,6 +59,7 @@ struct FastPathEvent {
   uint16_t trap_lid = 0;
   std::vector<std::string> links;   // trap: the links the probe found changed, "GUID[port] down|up"
   double probe_ms = 0;
+  uint64_t detours = 0;             // trap: switches sent to by a route around the failure (OpenSM's crossed it)
   std::vector<std::string> requests;
   bool pushed = false;     // true: blocks pushed and acknowledged; false: left to OpenSM's reroute
   std::string reason;      // !pushed: why

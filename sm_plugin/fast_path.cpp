@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <unordered_map>
 #include <cstring>
 #include <exception>
 #include <thread>
@@ -35,6 +36,9 @@ struct SubnetReading {
   routing::Fabric fabric;
   routing::ForwardingTables before;  // p_sw->new_lft of every switch, rows in fabric order
   std::vector<uint64_t> guids;       // node GUID of each row's switch
+  std::vector<std::vector<uint8_t>> routes;  // OpenSM's directed route to each row's switch
+  uint64_t sm_node_guid = 0;         // the node of the SM's port, and the port
+  uint8_t sm_port = 0;
   uint64_t pass = 0;                 // RoutingPass::passes() when read
 };
 
@@ -50,6 +54,62 @@ struct ReadFailure {
 std::variant<Reading, ReadFailure> read_subnet(osm_opensm_t* osm, const RoutingPass& pass);
 
 // read_subnet, retried while OpenSM is still sending its own blocks.
+// For the switches whose directed route from the SM crosses a link that is
+// down in `now` (a trap's links, before OpenSM's sweep re-routes its SMPs):
+// a shortest route over the links that are up. A CA SM leaves by its own
+// port; a switch SM by any.
+std::unordered_map<uint64_t, std::vector<uint8_t>> detours(const Reading& r, const routing::Fabric& now) {
+  std::unordered_map<uint64_t, std::vector<uint8_t>> out;
+  const NodeId sm = now.find_node_guid(Guid{r.sm_node_guid});
+  if (!sm.valid()) return out;
+  auto live = [&](PortId p) {
+    const LinkId l = now.port(p).link;
+    return l.valid() && now.link(l).state != routing::PortState::kDown && now.port(p).remote.valid();
+  };
+  std::vector<uint32_t> broken;
+  for (uint32_t i = 0; i < r.routes.size() && i < now.switches().size(); ++i) {
+    NodeId at = sm;
+    bool whole = true;
+    for (uint8_t hop : r.routes[i]) {
+      if (hop == 0 || hop > now.node(at).num_ports || !live(now.port_id(at, PortNum{hop}))) {
+        whole = false;
+        break;
+      }
+      at = now.remote_node(now.port_id(at, PortNum{hop}));
+    }
+    if (!whole || at != now.switches()[i]) broken.push_back(i);
+  }
+  if (broken.empty()) return out;
+  // Breadth first from the SM: the port each node was reached by, and from where.
+  std::vector<uint32_t> prev(now.num_nodes(), UINT32_MAX);
+  std::vector<uint8_t> via(now.num_nodes(), 0);
+  std::vector<uint32_t> queue{sm.value()};
+  prev[sm.value()] = sm.value();
+  for (size_t h = 0; h < queue.size(); ++h) {
+    const NodeId n(queue[h]);
+    if (h > 0 && !now.is_switch(n)) continue;  // only switches forward SMPs
+    const routing::Node& node = now.node(n);
+    for (uint32_t p = 1; p <= node.num_ports; ++p) {
+      if (h == 0 && !now.is_switch(n) && p != r.sm_port) continue;
+      const PortId port = now.port_id(n, PortNum{static_cast<uint8_t>(p)});
+      if (!live(port)) continue;
+      const NodeId far = now.remote_node(port);
+      if (!far.valid() || prev[far.value()] != UINT32_MAX) continue;
+      prev[far.value()] = n.value();
+      via[far.value()] = static_cast<uint8_t>(p);
+      queue.push_back(far.value());
+    }
+  }
+  for (uint32_t i : broken) {
+    const NodeId target = now.switches()[i];
+    if (prev[target.value()] == UINT32_MAX) continue;  // unreachable: its blocks will go unanswered
+    std::vector<uint8_t> hops;
+    for (uint32_t n = target.value(); n != sm.value(); n = prev[n]) hops.push_back(via[n]);
+    out[r.guids[i]].assign(hops.rbegin(), hops.rend());
+  }
+  return out;
+}
+
 std::variant<Reading, ReadFailure> read_settled(osm_opensm_t* osm, const RoutingPass& pass, int& attempt) {
   std::variant<Reading, ReadFailure> read = ReadFailure{};
   for (attempt = 0;; ++attempt) {
@@ -87,6 +147,12 @@ std::variant<Reading, ReadFailure> read_subnet(osm_opensm_t* osm, const RoutingP
   const uint32_t num_switches = static_cast<uint32_t>(snap->switches.size());
   r.before = routing::ForwardingTables(num_switches, num_lids);
   r.guids.resize(num_switches);
+  r.routes.resize(num_switches);
+  if (const osm_port_t* sm = osm_get_port_by_guid(&osm->subn, osm->subn.sm_port_guid);
+      sm != nullptr && sm->p_node != nullptr && sm->p_physp != nullptr) {
+    r.sm_node_guid = cl_ntoh64(osm_node_get_node_guid(sm->p_node));
+    r.sm_port = sm->p_physp->port_num;
+  }
   uint32_t unsettled = 0;
   for (uint32_t i = 0; i < num_switches; ++i) {
     const osm_switch_t* sw = snap->switches[i];
@@ -97,6 +163,11 @@ std::variant<Reading, ReadFailure> read_subnet(osm_opensm_t* osm, const RoutingP
     if (std::memcmp(sw->new_lft, sw->lft, end) != 0) ++unsettled;
     std::memcpy(r.before.row(i).data(), sw->new_lft, std::min(end, num_lids));
     r.guids[i] = snap->fabric.node(snap->fabric.switches()[i]).guid.value;
+    const osm_physp_t* port0 = osm_node_get_physp_ptr(sw->p_node, 0);
+    const osm_dr_path_t* dr = port0 != nullptr ? osm_physp_get_dr_path_ptr(port0) : nullptr;
+    if (dr != nullptr && dr->hop_count < IB_SUBNET_PATH_HOPS_MAX) {
+      r.routes[i].assign(dr->path + 1, dr->path + 1 + dr->hop_count);
+    }
   }
   if (unsettled) {
     return ReadFailure{std::to_string(unsettled) + " switches hold blocks other than OpenSM's last tables "
@@ -217,6 +288,12 @@ void FastPath::fall_back(const std::vector<Command>& commands, const std::string
 
 void FastPath::prime() {
   const auto t = Clock::now();
+  // The port probe too, so that the first failure does not wait for it.
+  if (!probe_path_.empty() && !prober_) {
+    prober_ = std::make_unique<PortProber>(probe_path_);
+    Status s = prober_->warm_up();
+    if (!s.ok()) logger_.log(LogLevel::kError, "fast path: port probe: %s", s.error().message.c_str());
+  }
   auto read = read_subnet(osm_, pass_);
   if (const auto* failure = std::get_if<ReadFailure>(&read)) {
     logger_.log(LogLevel::kVerbose, "fast path: no background route: %s", failure->why.c_str());
@@ -260,7 +337,7 @@ void FastPath::apply(std::vector<Command> commands) {
 
     std::string route_how;
     double lock_ms = 0, lock_wait_ms = 0;
-    const std::string failed = route_and_push(r, std::move(r.fabric), ev, route_how, lock_ms, lock_wait_ms);
+    const std::string failed = route_and_push(r, std::move(r.fabric), ev, route_how, lock_ms, lock_wait_ms, {});
     if (!failed.empty()) return fall_back(commands, failed, std::move(ev));
     ev.total_ms = ms_since(t_total);
 
@@ -342,6 +419,10 @@ void FastPath::handle_traps(std::vector<uint16_t> lids) {
       auto answers = prober_->probe(target->m_key, target->dr_path, target->ports);
       if (!answers) return give_up("port probe: " + answers.error().message);
       for (const LinkChange& c : link_changes(r.fabric, sw, *answers)) {
+        // Both ends of a cable trap: one change.
+        if (std::any_of(changes.begin(), changes.end(), [&](const LinkChange& o) { return o.link == c.link; })) {
+          continue;
+        }
         const routing::Link& link = r.fabric.link(c.link);
         const routing::Port& a = r.fabric.port(link.a);
         ev.links.push_back(routing::to_string(r.fabric.node(a.node).guid) + "[" + std::to_string(a.num.value) + "] " +
@@ -356,18 +437,23 @@ void FastPath::handle_traps(std::vector<uint16_t> lids) {
 
     std::string route_how;
     double lock_ms = 0, lock_wait_ms = 0;
-    const std::string failed = route_and_push(r, std::move(*changed), ev, route_how, lock_ms, lock_wait_ms);
+    // The SM's own routes to some switches may cross the links that went down.
+    auto routes = detours(r, *changed);
+    ev.detours = routes.size();
+    const std::string failed =
+        route_and_push(r, std::move(*changed), ev, route_how, lock_ms, lock_wait_ms, std::move(routes));
     if (!failed.empty()) return give_up(failed);
     ev.total_ms = ms_since(t_total);
     std::string links;
     for (const std::string& l : ev.links) links += (links.empty() ? "" : ", ") + l;
     logger_.log(LogLevel::kInfo,
                 "fast path: %s: %s: path push: %llu entries in %llu changed blocks, %llu Sets posted, %llu "
-                "acknowledged, %u rounds; read %.1f ms, probe %.1f ms, route %.1f ms (%s), order %.1f ms, push "
+                "acknowledged, %u rounds, %llu switches by a detour; read %.1f ms, probe %.1f ms, route %.1f ms (%s), order %.1f ms, push "
                 "%.1f ms (lock held %.1f ms), total %.1f ms",
                 what.c_str(), links.c_str(), static_cast<unsigned long long>(ev.entries_changed),
                 static_cast<unsigned long long>(ev.blocks_changed), static_cast<unsigned long long>(ev.blocks_sent),
-                static_cast<unsigned long long>(ev.blocks_acked), ev.rounds, ev.read_ms, ev.probe_ms, ev.route_ms,
+                static_cast<unsigned long long>(ev.blocks_acked), ev.rounds,
+                static_cast<unsigned long long>(ev.detours), ev.read_ms, ev.probe_ms, ev.route_ms,
                 route_how.c_str(), ev.order_ms, ev.push_ms, lock_ms, ev.total_ms);
     sweep_if_off();
     if (EventChannel* events = events_.load()) {
@@ -380,7 +466,8 @@ void FastPath::handle_traps(std::vector<uint16_t> lids) {
 }
 
 std::string FastPath::route_and_push(SubnetReading& r, routing::Fabric fabric, FastPathEvent& ev,
-                                     std::string& route_how, double& lock_ms, double& lock_wait_ms) {
+                                     std::string& route_how, double& lock_ms, double& lock_wait_ms,
+                                     std::unordered_map<uint64_t, std::vector<uint8_t>> routes) {
   // 2. Route: the policy as OpenSM's next pass will read it.
   auto t = Clock::now();
   const RoutingPass::PolicyRead in_force = pass_.read_policy(true);
@@ -433,6 +520,7 @@ std::string FastPath::route_and_push(SubnetReading& r, routing::Fabric fabric, F
     routing::step_entries(r.before, after, step, plan.blocks[i].entries);
   }
   plan.round_begin = order->round_begin;
+  plan.routes = std::move(routes);
   ev.order_ms = ms_since(t);
 
   // 4. Push.

@@ -41,6 +41,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "routing/reroute.h"
@@ -107,8 +108,10 @@ class FastPath {
   // Steps 2-4 for `fabric` (the subnet read, or it with the links a trap
   // found changed): route, order, push; sets routed_ when the switches
   // acknowledged every block. Empty on success, else why not.
+  // `routes`: directed routes replacing OpenSM's (lft_push.h PushPlan).
   std::string route_and_push(SubnetReading& r, routing::Fabric fabric, FastPathEvent& ev, std::string& route_how,
-                             double& lock_ms, double& lock_wait_ms);
+                             double& lock_ms, double& lock_wait_ms,
+                             std::unordered_map<uint64_t, std::vector<uint8_t>> routes);
   // OpenSM's path for `commands`; `why` is logged and reported.
   void fall_back(const std::vector<Command>& commands, const std::string& why, FastPathEvent ev);
 

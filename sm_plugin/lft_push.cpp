@@ -161,7 +161,15 @@ bool LftPush::post(const PushPlan& plan, const std::vector<uint32_t>& which,
     std::memset(&context, 0, sizeof context);
     context.lft_context.node_guid = osm_node_get_node_guid(sw->p_node);
     context.lft_context.set_method = TRUE;
-    const ib_api_status_t st = osm_req_set(&osm_->sm, osm_physp_get_dr_path_ptr(port0), b.entries.data(), 64,
+    const osm_dr_path_t* route = osm_physp_get_dr_path_ptr(port0);
+    osm_dr_path_t detour;
+    if (auto it = plan.routes.find(b.switch_guid); it != plan.routes.end() && it->second.size() < IB_SUBNET_PATH_HOPS_MAX) {
+      std::memset(&detour, 0, sizeof detour);
+      detour.hop_count = static_cast<uint8_t>(it->second.size());
+      for (size_t h = 0; h < it->second.size(); ++h) detour.path[h + 1] = it->second[h];
+      route = &detour;  // osm_req_set copies it into the MAD
+    }
+    const ib_api_status_t st = osm_req_set(&osm_->sm, route, b.entries.data(), 64,
                                            IB_MAD_ATTR_LIN_FWD_TBL, cl_hton32(b.block), FALSE,
                                            ib_port_info_get_m_key(&port0->port_info), 0, CL_DISP_MSGID_NONE,
                                            &context);

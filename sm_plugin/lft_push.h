@@ -53,6 +53,10 @@ struct PushBlock {
 struct PushPlan {
   std::vector<PushBlock> blocks;       // in the order to send
   std::vector<uint32_t> round_begin;   // round r: blocks[round_begin[r] .. round_begin[r + 1])
+  // Directed routes (out ports from the SM's port, hop by hop) to use instead
+  // of OpenSM's for these switches (node GUID): OpenSM's route to them
+  // crosses a link that went down and its sweep has not found another yet.
+  std::unordered_map<uint64_t, std::vector<uint8_t>> routes;
 };
 
 enum class PushStatus : uint8_t {

@@ -44,6 +44,10 @@ class PortProber {
   // The ports of the switch at directed route `dr_path` ("0,1,17").
   Result<std::vector<ProbedPort>> probe(uint64_t m_key, const std::string& dr_path, std::span<const uint8_t> ports);
 
+  // Starts the probe now rather than at the first probe() (which then does
+  // not wait for the process to start).
+  Status warm_up() { return pid_ != 0 ? Status{} : start(); }
+
   // The child's PID (0 when not running), for tests and logs.
   pid_t pid() const { return pid_; }
 

@@ -15,7 +15,11 @@
 #     pass on the rediscovered subnet has 0 changed blocks;
 #  3. ReLink: the probe finds the port up but OpenSM's model no longer has the
 #     cable, so the trap is left to OpenSM's sweep (and says so); after it the
-#     tables are those before the Unlink.
+#     tables are those before the Unlink;
+#  4. an uplink of the SM's own leaf: OpenSM's directed routes to the
+#     switches behind it cross the dead link; the push goes around it
+#     (detours > 0), every block acknowledged, and OpenSM's next pass has
+#     nothing to send.
 #
 # Usage (ctest does this): plugin_trap_fast_path_test.sh RAILYARD_BIN SOURCE_DIR BINARY_DIR
 set -euo pipefail
@@ -160,3 +164,25 @@ ry_wait_log 'SUBNET UP' 60 "$RY_OPENSM_LOG" $((ups + 1))
 ry_snapshot relinked
 ry_assert_eq 0 "$(changed_blocks before relinked)" "blocks that differ from the tables before the Unlink"
 ry_pass "ReLink: left to OpenSM's sweep ($(jq -r .reason <<<"$fp")); the tables are those before the Unlink"
+
+# --- 4. the SM's own leaf: its directed routes cross the dead link ---------------
+SM_DESC=$(ry_diag smpquery -D nodedesc 0 | sed -n 's/^Node Description:\.*//p')
+SM_LEAF=$(sed -n "s/^Switch.*\"\(S-[0-9a-f]*\)\".*# \"$SM_DESC\".*/\1/p" f.net)
+[[ -n "$SM_LEAF" ]] || ry_fail "route 0 is '$SM_DESC', not a switch of f.net"
+ups=$(ry_log_count 'SUBNET UP')
+mark=$(last_seq)
+ry_ibsim_cmd "Unlink \"$SM_LEAF\"[33]"
+wait_event ".seq > $mark and .type == \"fast_path\" and .trigger == \"trap\"" 30
+fp=$(event ".seq > $mark and .type == \"fast_path\" and .trigger == \"trap\"")
+ry_log "trap at the SM's leaf: $fp"
+ry_assert_eq push "$(jq -r .path <<<"$fp")" "the SM's own uplink: path ($(jq -r .reason <<<"$fp"))"
+(($(jq -r .detours <<<"$fp") > 0)) || ry_fail "no switch was sent to around the dead link: $fp"
+ry_assert_eq "$(jq -r .blocks_changed <<<"$fp")" "$(jq -r .blocks_acked <<<"$fp")" "blocks changed vs acknowledged"
+# (No ibroute read-back here: the diags sit on this leaf, and a spine that lost
+# its cable to a leaf has no route to that leaf's own switch LID, see
+# docs/routing.md; OpenSM's next pass says whether the tables are right.)
+ry_wait_log 'SUBNET UP' 60 "$RY_OPENSM_LOG" $((ups + 1))
+wait_event ".seq > $mark and .type == \"routing_pass\"" 60
+pass=$(event ".seq > $mark and .type == \"routing_pass\"")
+ry_assert_eq "ok 0" "$(jq -r '"\(.status) \(.changed_blocks)"' <<<"$pass")" "OpenSM's pass after the push around the failure"
+ry_pass "the SM's own uplink: $(jq -r .blocks_acked <<<"$fp") blocks pushed, $(jq -r .detours <<<"$fp") switches by a detour; OpenSM's next pass finds nothing to send"
