@@ -17,6 +17,10 @@
 #   bash scripts/measure_failover.sh [BUILD_DIR (build/release)] [--mode fast|opensm] [--opensm-conf 'KEY VALUE']... [--plugin-conf 'LINE']... -- TOPO-GEN-ARGS...
 #   bash scripts/measure_failover.sh build/release -- --servers 256 --rails 8 --levels 3 --radix 64
 #   bash scripts/measure_failover.sh build/release --mode opensm -- --servers 256 --rails 8 --levels 3 --radix 64
+# --leaf DESC: that leaf instead (its LFT read through the route-0 leaf's
+# second uplink); the route-0 leaf is also the turn switch of the switch
+# LIDs on a healthy tree (docs/routing.md), whose failures move every turned
+# entry.
 # --mode fast (default): the plugin's fast path on traps (port_probe from the
 # build, `sweep_on_trap FALSE`); --mode opensm: traps left to OpenSM's sweep
 # (port_probe: off, OpenSM's defaults), as before the fast path.
@@ -31,9 +35,11 @@ fi
 osm_conf=()
 plugin_conf=()
 mode=fast
+other_leaf=""
 while (($#)); do
   case $1 in
     --mode) mode=$2; shift 2 ;;
+    --leaf) other_leaf=$2; shift 2 ;;
     --opensm-conf) osm_conf+=(--conf "$2"); shift 2 ;;
     --plugin-conf) plugin_conf+=("$2"); shift 2 ;;
     --) shift; break ;;
@@ -71,9 +77,28 @@ echo "OpenSM SUBNET UP after $((SECONDS - start)) s, engine $(ry_opensm_engine)"
 # The fast path routes the subnet once in the background after SUBNET UP.
 [[ $mode != fast ]] || ry_wait_log "fast path: ready" 900
 
-# The leaf at route 0, its CAs and its first uplink.
+# The leaf at route 0 (or --leaf), its CAs and its first uplink.
 desc=$(ry_diag smpquery -D nodedesc 0 | sed -n 's/^Node Description:\.*//p')
 leaf=$(sed -n "s/^Switch.*\"\(S-[0-9a-f]*\)\".*# \"$desc\".*/\1/p" fabric.net)
+route=0
+if [[ -n "$other_leaf" ]]; then
+  # ports_of SWITCH: "port remote-record remote-port" per cabled port.
+  ports_of() {
+    awk -v sw="\"$1\"" '/^Switch/ { mine = index($0, sw) > 0; next } /^$/ { mine = 0 }
+      mine && /^\[[0-9]+\]/ { match($0, /^\[[0-9]+\]/); p = substr($0, 2, RLENGTH - 2)
+        match($0, /"[SH]-[0-9a-f]+"\[[0-9]+\]/); r = substr($0, RSTART + 1, RLENGTH - 1)
+        split(r, a, "\""); rp = a[2]; gsub(/[\[\]]/, "", rp); print p, a[1], rp }' fabric.net
+  }
+  target=$(sed -n "s/^Switch.*\"\(S-[0-9a-f]*\)\".*# \"$other_leaf\".*/\1/p" fabric.net)
+  [[ -n "$target" ]] || ry_fail "no switch '$other_leaf' in fabric.net"
+  # Out of the route-0 leaf by its second uplink, down to the target.
+  read -r hop1 spine _ <<<"$(ports_of "$leaf" | awk '$2 ~ /^S-/' | sed -n 2p)"
+  hop2=$(ports_of "$spine" | awk -v t="$target" '$2 == t { print $1; exit }')
+  [[ -n "$hop2" ]] || ry_fail "'$other_leaf' is not under the spine on $desc's port $hop1"
+  route="0,$hop1,$hop2"
+  leaf=$target
+  desc=$other_leaf
+fi
 [[ -n "$leaf" ]] || ry_fail "route 0 is '$desc', not a switch of fabric.net"
 ports=$(awk -v sw="\"$leaf\"" '/^Switch/ { mine = index($0, sw) > 0; next }
   mine && /^\[[0-9]+\]/ { match($0, /^\[[0-9]+\]/); p = substr($0, 2, RLENGTH - 2);
@@ -83,7 +108,7 @@ uplink=$(awk '$2 == "S" { print $1; exit }' <<<"$ports")
 [[ -n "$uplink" ]] || ry_fail "$desc has no uplink"
 
 # LFT of the leaf: "LID PORT" lines, LIDs as ibroute writes them (0x hex).
-lft() { ry_diag ibroute -D 0 "$@" | awk '/^0x/ { print $1, $2 + 0 }'; }
+lft() { ry_diag ibroute -D "$route" "$@" | awk '/^0x/ { print $1, $2 + 0 }'; }
 lft >before.lft
 awk -v p="$uplink" '$2 == p { print $1 }' before.lft >affected
 entries=$(wc -l <affected)
