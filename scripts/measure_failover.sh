@@ -17,8 +17,8 @@
 #   bash scripts/measure_failover.sh [BUILD_DIR (build/release)] [--mode fast|opensm] [--opensm-conf 'KEY VALUE']... [--plugin-conf 'LINE']... -- TOPO-GEN-ARGS...
 #   bash scripts/measure_failover.sh build/release -- --servers 256 --rails 8 --levels 3 --radix 64
 #   bash scripts/measure_failover.sh build/release --mode opensm -- --servers 256 --rails 8 --levels 3 --radix 64
-# --leaf DESC: that leaf instead (its LFT read through the route-0 leaf's
-# second uplink); the route-0 leaf is also the turn switch of the switch
+# --leaf DESC|next: that leaf instead, or the next leaf under the route-0
+# leaf's second uplink (its LFT is read through that uplink); the route-0 leaf is also the turn switch of the switch
 # LIDs on a healthy tree (docs/routing.md), whose failures move every turned
 # entry.
 # --mode fast (default): the plugin's fast path on traps (port_probe from the
@@ -89,10 +89,16 @@ if [[ -n "$other_leaf" ]]; then
         match($0, /"[SH]-[0-9a-f]+"\[[0-9]+\]/); r = substr($0, RSTART + 1, RLENGTH - 1)
         split(r, a, "\""); rp = a[2]; gsub(/[\[\]]/, "", rp); print p, a[1], rp }' fabric.net
   }
-  target=$(sed -n "s/^Switch.*\"\(S-[0-9a-f]*\)\".*# \"$other_leaf\".*/\1/p" fabric.net)
-  [[ -n "$target" ]] || ry_fail "no switch '$other_leaf' in fabric.net"
   # Out of the route-0 leaf by its second uplink, down to the target.
   read -r hop1 spine _ <<<"$(ports_of "$leaf" | awk '$2 ~ /^S-/' | sed -n 2p)"
+  if [[ "$other_leaf" == next ]]; then  # the next leaf under that spine
+    target=$(ports_of "$spine" | awk -v me="$leaf" '$2 ~ /^S-/ && $2 != me { print $2 }' |
+      while read -r sw; do ports_of "$sw" | grep -q ' H-' && { echo "$sw"; break; }; done)
+    other_leaf=$(sed -n "s/^Switch.*\"$target\".*# \"\([^\"]*\)\".*/\1/p" fabric.net)
+  else
+    target=$(sed -n "s/^Switch.*\"\(S-[0-9a-f]*\)\".*# \"$other_leaf\".*/\1/p" fabric.net)
+  fi
+  [[ -n "$target" ]] || ry_fail "no switch '$other_leaf' in fabric.net"
   hop2=$(ports_of "$spine" | awk -v t="$target" '$2 == t { print $1; exit }')
   [[ -n "$hop2" ]] || ry_fail "'$other_leaf' is not under the spine on $desc's port $hop1"
   route="0,$hop1,$hop2"
