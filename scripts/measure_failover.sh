@@ -11,7 +11,10 @@
 #   moved     Unlink -> the last of them moved off it (polled: +/- one read)
 #   subnet_up Unlink -> OpenSM's next SUBNET UP
 #   pair_s    leaf-side CA-pair-seconds black-holed: CAs on the leaf x entries
-#             x their time on the dead port (each entry counted until it moved)
+#             x their time on the dead port (each entry counted until a read
+#             showed it moved: an upper bound, coarse where reads are slow)
+#   bound_s   the same with every entry counted until `acked` (fast mode) or
+#             `subnet_up` (OpenSM's path: its tables are on the switches then)
 # and the plugin's last pass and fast-path lines from OpenSM's log.
 #
 #   bash scripts/measure_failover.sh [BUILD_DIR (build/release)] [--mode fast|opensm] [--opensm-conf 'KEY VALUE']... [--plugin-conf 'LINE']... -- TOPO-GEN-ARGS...
@@ -155,6 +158,8 @@ acked_us=$(tail -n +"$((log_lines + 1))" "$RY_OPENSM_LOG" | grep -m1 'fast path:
 acked=n/a
 [[ -z "$acked_us" ]] || acked="$(awk -v a="$t0_us" -v b="$acked_us" 'BEGIN { d = b - a; if (d < 0) d += 86400e6; printf "%.0f", d / 1000 }') ms"
 awk -v c="$cas" -v ns="$pair_ns" -v e="$entries" -v m="$moved_ms" -v u="$up_ms" -v a="$acked" 'BEGIN {
-  printf "entries %d  acked %s  moved %d ms  subnet_up %d ms  pair_s %.1f\n", e, a, m, u, c * ns / 1e9 }'
+  until = a == "n/a" ? u : a + 0
+  printf "entries %d  acked %s  moved %d ms  subnet_up %d ms  pair_s %.1f  bound_s %.1f\n", e, a, m, u,
+    c * ns / 1e9, c * e * until / 1000 }'
 grep -o 'railyard: pass [0-9]*: time .*' "$RY_OPENSM_LOG" | tail -n 1 | sed 's/^/  /'
 grep -o 'railyard: fast path: .*' "$RY_OPENSM_LOG" | tail -n 2 | sed 's/^/  /' || true
