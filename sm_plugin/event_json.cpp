@@ -87,6 +87,10 @@ void fill(json& j, const FastPathEvent& e) {
     j["probe_ms"] = ms(e.probe_ms);
     j["detours"] = e.detours;
   }
+  if (e.ca_first) {
+    j["ca_first"] = true;
+    j["ca_acked_ms"] = ms(e.ca_acked_ms);
+  }
   j["requests"] = e.requests;
   j["path"] = e.pushed ? "push" : "opensm";
   if (!e.pushed) j["reason"] = e.reason;

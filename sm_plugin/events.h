@@ -60,6 +60,8 @@ struct FastPathEvent {
   std::vector<std::string> links;   // trap: the links the probe found changed, "GUID[port] down|up"
   double probe_ms = 0;
   uint64_t detours = 0;             // trap: switches sent to by a route around the failure (OpenSM's crossed it)
+  bool ca_first = false;            // the CA columns were pushed first, then the switch LIDs'
+  double ca_acked_ms = 0;           // ca_first: push start -> every CA block acknowledged
   std::vector<std::string> requests;
   bool pushed = false;     // true: blocks pushed and acknowledged; false: left to OpenSM's reroute
   std::string reason;      // !pushed: why

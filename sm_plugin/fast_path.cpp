@@ -446,15 +446,19 @@ void FastPath::handle_traps(std::vector<uint16_t> lids) {
     ev.total_ms = ms_since(t_total);
     std::string links;
     for (const std::string& l : ev.links) links += (links.empty() ? "" : ", ") + l;
+    const std::string ca_first =
+        ev.ca_first ? "; the CA columns first, acknowledged " + std::to_string(static_cast<int>(ev.ca_acked_ms)) +
+                          " ms into the push"
+                    : "";
     logger_.log(LogLevel::kInfo,
                 "fast path: %s: %s: path push: %llu entries in %llu changed blocks, %llu Sets posted, %llu "
                 "acknowledged, %u rounds, %llu switches by a detour; read %.1f ms, probe %.1f ms, route %.1f ms (%s), order %.1f ms, push "
-                "%.1f ms (lock held %.1f ms), total %.1f ms",
+                "%.1f ms (lock held %.1f ms), total %.1f ms%s",
                 what.c_str(), links.c_str(), static_cast<unsigned long long>(ev.entries_changed),
                 static_cast<unsigned long long>(ev.blocks_changed), static_cast<unsigned long long>(ev.blocks_sent),
                 static_cast<unsigned long long>(ev.blocks_acked), ev.rounds,
                 static_cast<unsigned long long>(ev.detours), ev.read_ms, ev.probe_ms, ev.route_ms,
-                route_how.c_str(), ev.order_ms, ev.push_ms, lock_ms, ev.total_ms);
+                route_how.c_str(), ev.order_ms, ev.push_ms, lock_ms, ev.total_ms, ca_first.c_str());
     sweep_if_off();
     if (EventChannel* events = events_.load()) {
       ev.pushed = true;
@@ -510,34 +514,91 @@ std::string FastPath::route_and_push(SubnetReading& r, routing::Fabric fabric, F
   if (!order) return "no safe order: " + order.error().message;
   ev.entries_changed = order->entries_changed;
   ev.blocks_changed = order->blocks_changed;
-  ev.rounds = order->rounds();
-  PushPlan plan;
-  plan.blocks.resize(order->steps.size());
-  for (size_t i = 0; i < order->steps.size(); ++i) {
-    const routing::UpdateStep& step = order->steps[i];
-    plan.blocks[i].switch_guid = r.guids[step.switch_index];
-    plan.blocks[i].block = step.block;
-    routing::step_entries(r.before, after, step, plan.blocks[i].entries);
+  // The CA columns first when more blocks change only switch LIDs than change
+  // a CA LID (the switch LIDs' turn switch lost a link and another took its
+  // place: every turned entry moves): the jobs' traffic then does not wait
+  // behind the management tables. Two safe orders, before -> (CA columns
+  // new) -> after; every intermediate table has each LID's column either
+  // all old or all new.
+  std::vector<uint8_t> ca_lid(r.before.num_lids(), 0);
+  for (uint32_t lid = 1; lid < ca_lid.size(); ++lid) {
+    const PortId p = fabric.lid_owner(Lid{static_cast<uint16_t>(lid)});
+    ca_lid[lid] = p.valid() && !fabric.is_switch(fabric.port(p).node);
   }
-  plan.round_begin = order->round_begin;
-  plan.routes = std::move(routes);
+  auto has_ca_change = [&](const routing::UpdateStep& step) {
+    for (uint32_t lid = step.block * 64; lid < step.block * 64 + 64 && lid < ca_lid.size(); ++lid) {
+      const Lid l{static_cast<uint16_t>(lid)};
+      if (ca_lid[lid] && r.before.get(step.switch_index, l) != after.get(step.switch_index, l)) return true;
+    }
+    return false;
+  };
+  uint64_t ca_blocks = 0, switch_only = 0;
+  for (const routing::UpdateStep& step : order->steps) {
+    if (step.complete) (has_ca_change(step) ? ca_blocks : switch_only) += 1;
+  }
+  struct Phase {
+    routing::UpdateOrder order;
+    const routing::ForwardingTables* from;
+    const routing::ForwardingTables* to;
+  };
+  std::vector<Phase> phases;
+  routing::ForwardingTables mid;
+  if (ca_blocks > 0 && switch_only > ca_blocks) {
+    mid = r.before;
+    for (const routing::UpdateStep& step : order->steps) {
+      if (!step.complete) continue;
+      for (uint32_t lid = step.block * 64; lid < step.block * 64 + 64 && lid < ca_lid.size(); ++lid) {
+        const Lid l{static_cast<uint16_t>(lid)};
+        if (ca_lid[lid]) mid.set(step.switch_index, l, after.get(step.switch_index, l));
+      }
+    }
+    auto first = routing::plan_update_order(fabric, r.before, mid);
+    auto second = routing::plan_update_order(fabric, mid, after);
+    if (!first || !second) return "no safe order: " + (first ? second : first).error().message;
+    phases.push_back({std::move(*first), &r.before, &mid});
+    phases.push_back({std::move(*second), &mid, &after});
+    ev.ca_first = true;
+  } else {
+    phases.push_back({std::move(*order), &r.before, &after});
+  }
+  ev.rounds = 0;
+  std::vector<PushPlan> plans(phases.size());
+  for (size_t p = 0; p < phases.size(); ++p) {
+    const routing::UpdateOrder& o = phases[p].order;
+    ev.rounds += o.rounds();
+    PushPlan& plan = plans[p];
+    plan.blocks.resize(o.steps.size());
+    for (size_t i = 0; i < o.steps.size(); ++i) {
+      const routing::UpdateStep& step = o.steps[i];
+      plan.blocks[i].switch_guid = r.guids[step.switch_index];
+      plan.blocks[i].block = step.block;
+      routing::step_entries(*phases[p].from, *phases[p].to, step, plan.blocks[i].entries);
+    }
+    plan.round_begin = o.round_begin;
+    plan.routes = routes;
+  }
   ev.order_ms = ms_since(t);
 
-  // 4. Push.
+  // 4. Push, phase by phase.
   t = Clock::now();
   const uint64_t pass_read = r.pass;
-  const PushOutcome out = push_.run(plan, [&] { return pass_.passes() == pass_read; });
-  ev.push_ms = ms_since(t);
-  ev.blocks_sent = out.posted;
-  ev.blocks_acked = out.acked;
-  ev.reposted = out.reposted;
-  if (out.status != PushStatus::kApplied) {
-    return "push stopped after " + std::to_string(out.rounds_done) + " of " + std::to_string(order->rounds()) +
-           " rounds, " + std::to_string(out.acked) + " of " + std::to_string(order->blocks_changed) +
-           " blocks acknowledged: " + std::string(to_string(out.status)) + ": " + out.detail;
+  for (size_t p = 0; p < plans.size(); ++p) {
+    const PushOutcome out = push_.run(plans[p], [&] { return pass_.passes() == pass_read; });
+    ev.blocks_sent += out.posted;
+    ev.blocks_acked += out.acked;
+    ev.reposted += out.reposted;
+    lock_ms += out.lock_ms;
+    lock_wait_ms += out.lock_wait_ms;
+    if (out.status != PushStatus::kApplied) {
+      ev.push_ms = ms_since(t);
+      return "push stopped in phase " + std::to_string(p + 1) + " of " + std::to_string(plans.size()) + " after " +
+             std::to_string(out.rounds_done) + " of " + std::to_string(phases[p].order.rounds()) + " rounds, " +
+             std::to_string(out.acked) + " of " + std::to_string(phases[p].order.blocks_changed) +
+             " blocks acknowledged: " + std::string(to_string(out.status)) + ": " + out.detail;
+    }
+    if (ev.ca_first && p == 0) ev.ca_acked_ms = ms_since(t);
   }
-  lock_ms = out.lock_ms;
-  lock_wait_ms = out.lock_wait_ms;
+  ev.push_ms = ms_since(t);
   auto routed = std::make_unique<RoutingPass::Routed>();
   routed->fabric = std::make_shared<const routing::Fabric>(std::move(fabric));
   routed->options = std::move(*options);

@@ -89,6 +89,12 @@ TEST(EventJson, FastPathAndItsRoutingDone) {
   EXPECT_EQ(t["links"], json::parse(R"(["0x0002c90000000001[33] down"])"));
   EXPECT_EQ(t["probe_ms"], 0.5);
   EXPECT_EQ(t["requests"], json::array());
+  EXPECT_FALSE(t.contains("ca_first"));
+  trap.ca_first = true;
+  trap.ca_acked_ms = 2.5;
+  const json tc = decode(encode_event(Event{14, 3, trap}));
+  EXPECT_EQ(tc["ca_first"], true);
+  EXPECT_EQ(tc["ca_acked_ms"], 2.5);
 
   FastPathEvent left;
   left.requests = {"d2"};
