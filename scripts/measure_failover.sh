@@ -7,7 +7,8 @@
 # OpenSM's next SUBNET UP. Prints, for the Unlink:
 #   entries   destinations the leaf sent out of the dead port
 #   acked     Unlink -> the plugin's fast path logged every changed block of
-#             every switch acknowledged (OpenSM's log time; fast mode)
+#             every switch acknowledged (OpenSM's log time; fast mode); with
+#             the CA columns pushed first, also when those were
 #   moved     Unlink -> the last of them moved off it (polled: +/- one read)
 #   subnet_up Unlink -> OpenSM's next SUBNET UP
 #   pair_s    leaf-side CA-pair-seconds black-holed: CAs on the leaf x entries
@@ -154,11 +155,18 @@ done
 moved_ms=$((($(date +%s%N) - t0) / 1000000))
 ry_wait_log 'SUBNET UP' 900 "$RY_OPENSM_LOG" $((ups + 1))
 up_ms=$((($(date +%s%N) - t0) / 1000000))
-acked_us=$(tail -n +"$((log_lines + 1))" "$RY_OPENSM_LOG" | grep -m1 'fast path: trap from .*: path push: ' | log_us || true)
+push_line=$(tail -n +"$((log_lines + 1))" "$RY_OPENSM_LOG" | grep -m1 'fast path: trap from .*: path push: ' || true)
+acked_us=$(log_us <<<"$push_line" || true)
 acked=n/a
-[[ -z "$acked_us" ]] || acked="$(awk -v a="$t0_us" -v b="$acked_us" 'BEGIN { d = b - a; if (d < 0) d += 86400e6; printf "%.0f", d / 1000 }') ms"
+[[ -z "$push_line" ]] || acked="$(awk -v a="$t0_us" -v b="$acked_us" 'BEGIN { d = b - a; if (d < 0) d += 86400e6; printf "%.0f", d / 1000 }') ms"
+# CA columns pushed first: when they were acknowledged (push end - push + CA).
+if [[ "$push_line" == *"the CA columns first, acknowledged "* && "$acked" != n/a ]]; then
+  push_ms=$(sed -n 's/.* push \([0-9.]*\) ms (lock.*/\1/p' <<<"$push_line")
+  ca_ms=$(sed -n 's/.*the CA columns first, acknowledged \([0-9]*\) ms into the push.*/\1/p' <<<"$push_line")
+  acked="$acked (CA columns $(awk -v a="${acked% ms}" -v p="$push_ms" -v c="$ca_ms" 'BEGIN { printf "%.0f", a - p + c }') ms)"
+fi
 awk -v c="$cas" -v ns="$pair_ns" -v e="$entries" -v m="$moved_ms" -v u="$up_ms" -v a="$acked" 'BEGIN {
-  until = a == "n/a" ? u : a + 0
+  until = a == "n/a" ? u : a + 0  # leading number: every block acknowledged
   printf "entries %d  acked %s  moved %d ms  subnet_up %d ms  pair_s %.1f  bound_s %.1f\n", e, a, m, u,
     c * ns / 1e9, c * e * until / 1000 }'
 grep -o 'railyard: pass [0-9]*: time .*' "$RY_OPENSM_LOG" | tail -n 1 | sed 's/^/  /'
