@@ -553,52 +553,63 @@ std::string FastPath::route_and_push(SubnetReading& r, routing::Fabric fabric, F
       }
     }
     auto first = routing::plan_update_order(fabric, r.before, mid);
-    auto second = routing::plan_update_order(fabric, mid, after);
-    if (!first || !second) return "no safe order: " + (first ? second : first).error().message;
+    if (!first) return "no safe order: " + first.error().message;
     phases.push_back({std::move(*first), &r.before, &mid});
-    phases.push_back({std::move(*second), &mid, &after});
+    // The second order is planned once the first phase is out (below).
+    phases.push_back({routing::UpdateOrder{}, &mid, &after});
     ev.ca_first = true;
   } else {
     phases.push_back({std::move(*order), &r.before, &after});
   }
   ev.rounds = 0;
-  std::vector<PushPlan> plans(phases.size());
-  for (size_t p = 0; p < phases.size(); ++p) {
-    const routing::UpdateOrder& o = phases[p].order;
+  auto plan_of = [&](const Phase& phase) {
+    const routing::UpdateOrder& o = phase.order;
     ev.rounds += o.rounds();
-    PushPlan& plan = plans[p];
+    PushPlan plan;
     plan.blocks.resize(o.steps.size());
     for (size_t i = 0; i < o.steps.size(); ++i) {
       const routing::UpdateStep& step = o.steps[i];
       plan.blocks[i].switch_guid = r.guids[step.switch_index];
       plan.blocks[i].block = step.block;
-      routing::step_entries(*phases[p].from, *phases[p].to, step, plan.blocks[i].entries);
+      routing::step_entries(*phase.from, *phase.to, step, plan.blocks[i].entries);
     }
     plan.round_begin = o.round_begin;
     plan.routes = routes;
-  }
+    return plan;
+  };
+  PushPlan plan = plan_of(phases[0]);
   ev.order_ms = ms_since(t);
 
   // 4. Push, phase by phase.
   t = Clock::now();
   const uint64_t pass_read = r.pass;
-  for (size_t p = 0; p < plans.size(); ++p) {
-    const PushOutcome out = push_.run(plans[p], [&] { return pass_.passes() == pass_read; });
+  double order_in_push = 0;  // the second order, planned between the phases
+  for (size_t p = 0; p < phases.size(); ++p) {
+    if (p > 0) {
+      const auto t_order = Clock::now();
+      auto next = routing::plan_update_order(fabric, *phases[p].from, *phases[p].to);
+      if (!next) return "no safe order: " + next.error().message;
+      phases[p].order = std::move(*next);
+      plan = plan_of(phases[p]);
+      order_in_push += ms_since(t_order);
+    }
+    const PushOutcome out = push_.run(plan, [&] { return pass_.passes() == pass_read; });
     ev.blocks_sent += out.posted;
     ev.blocks_acked += out.acked;
     ev.reposted += out.reposted;
     lock_ms += out.lock_ms;
     lock_wait_ms += out.lock_wait_ms;
     if (out.status != PushStatus::kApplied) {
-      ev.push_ms = ms_since(t);
-      return "push stopped in phase " + std::to_string(p + 1) + " of " + std::to_string(plans.size()) + " after " +
+      ev.push_ms = ms_since(t) - order_in_push;
+      return "push stopped in phase " + std::to_string(p + 1) + " of " + std::to_string(phases.size()) + " after " +
              std::to_string(out.rounds_done) + " of " + std::to_string(phases[p].order.rounds()) + " rounds, " +
              std::to_string(out.acked) + " of " + std::to_string(phases[p].order.blocks_changed) +
              " blocks acknowledged: " + std::string(to_string(out.status)) + ": " + out.detail;
     }
     if (ev.ca_first && p == 0) ev.ca_acked_ms = ms_since(t);
   }
-  ev.push_ms = ms_since(t);
+  ev.order_ms += order_in_push;
+  ev.push_ms = ms_since(t) - order_in_push;
   auto routed = std::make_unique<RoutingPass::Routed>();
   routed->fabric = std::make_shared<const routing::Fabric>(std::move(fabric));
   routed->options = std::move(*options);
