@@ -334,10 +334,15 @@ void FastPath::apply(std::vector<Command> commands) {
     ev.read_ms = ms_since(t);
     if (const auto* failure = std::get_if<ReadFailure>(&read)) return fall_back(commands, failure->why, std::move(ev));
     Reading& r = std::get<Reading>(read);
+    apply_known_down(r);
 
     std::string route_how;
     double lock_ms = 0, lock_wait_ms = 0;
-    const std::string failed = route_and_push(r, std::move(r.fabric), ev, route_how, lock_ms, lock_wait_ms, {});
+    // A link the fast path found down may still be in OpenSM's model, and
+    // on the SM's route to some switches.
+    auto routes = known_down_.empty() ? std::unordered_map<uint64_t, std::vector<uint8_t>>{} : detours(r, r.fabric);
+    const std::string failed =
+        route_and_push(r, std::move(r.fabric), ev, route_how, lock_ms, lock_wait_ms, std::move(routes));
     if (!failed.empty()) return fall_back(commands, failed, std::move(ev));
     ev.total_ms = ms_since(t_total);
 
@@ -406,6 +411,7 @@ void FastPath::handle_traps(std::vector<uint16_t> lids) {
     ev.read_ms = ms_since(t);
     if (const auto* failure = std::get_if<ReadFailure>(&read)) return give_up(failure->why);
     Reading& r = std::get<Reading>(read);
+    apply_known_down(r);
 
     // Which ports changed: the switch's linked ports, asked by directed route.
     t = Clock::now();
@@ -431,6 +437,12 @@ void FastPath::handle_traps(std::vector<uint16_t> lids) {
       }
     }
     ev.probe_ms = ms_since(t);
+    for (const LinkChange& c : changes) {
+      const routing::Port& a = r.fabric.port(r.fabric.link(c.link).a);
+      const std::pair<uint64_t, uint8_t> end{r.fabric.node(a.node).guid.value, a.num.value};
+      std::erase(known_down_, end);
+      if (!c.up) known_down_.push_back(end);
+    }
     if (changes.empty()) return give_up("the probe found no link changed");
     auto changed = apply_link_changes(r.fabric, changes);
     if (!changed) return give_up(changed.error().message);
@@ -467,6 +479,23 @@ void FastPath::handle_traps(std::vector<uint16_t> lids) {
   } catch (const std::exception& e) {
     give_up(std::string("internal error: ") + e.what());
   }
+}
+
+void FastPath::apply_known_down(SubnetReading& r) {
+  std::vector<LinkChange> still;
+  std::vector<std::pair<uint64_t, uint8_t>> keep;
+  for (const auto& [guid, port] : known_down_) {
+    const NodeId node = r.fabric.find_node_guid(Guid{guid});
+    if (!node.valid() || port == 0 || port > r.fabric.node(node).num_ports) continue;
+    const LinkId link = r.fabric.port(r.fabric.port_id(node, PortNum{port})).link;
+    if (!link.valid()) continue;  // OpenSM's sweep unlinked it: the model knows
+    keep.emplace_back(guid, port);
+    if (r.fabric.link(link).state != routing::PortState::kDown) still.push_back({link, false});
+  }
+  known_down_ = std::move(keep);
+  if (still.empty()) return;
+  auto changed = apply_link_changes(r.fabric, still);
+  if (changed) r.fabric = std::move(*changed);
 }
 
 std::string FastPath::route_and_push(SubnetReading& r, routing::Fabric fabric, FastPathEvent& ev,

@@ -130,6 +130,13 @@ class FastPath {
   std::vector<uint16_t> traps_;  // switch LIDs of trap 128s not yet handled
   std::string probe_path_;
   std::unique_ptr<PortProber> prober_;
+  // Links the probe found down that OpenSM's model may still have up (its
+  // sweep has not unlinked them yet), by one end (node GUID, port): every
+  // read applies them, so that a second failure or a command before that
+  // sweep is not routed over a dead link. Dropped once the model no longer
+  // has the cable, or the probe finds the port up again.
+  std::vector<std::pair<uint64_t, uint8_t>> known_down_;
+  void apply_known_down(SubnetReading& r);
   bool prime_ = false;       // a background route is wanted
   bool subnet_up_seen_ = false;
   bool stopping_ = false;

@@ -166,6 +166,35 @@ ry_snapshot relinked
 ry_assert_eq 0 "$(changed_blocks before relinked)" "blocks that differ from the tables before the Unlink"
 ry_pass "ReLink: left to OpenSM's sweep ($(jq -r .reason <<<"$fp")); the tables are those before the Unlink"
 
+# --- 3b. two failures back to back: the second is routed with the first down ------
+# (The second trap may come while the first is handled, or before OpenSM's
+# sweep has unlinked the first cable; either way its route must avoid both.)
+ups=$(ry_log_count 'SUBNET UP')
+mark=$(last_seq)
+printf 'Unlink "%s"[36]\n' "$LEAF" >&"$RY_IBSIM_FD"
+printf 'Unlink "%s"[37]\n' "$LEAF" >&"$RY_IBSIM_FD"
+# Both traps in one batch, or the second after the first's push (then routed
+# with the first link down though OpenSM's model may still have it): either
+# way at least one push, and once OpenSM has swept, no route on either port.
+wait_event ".seq > $mark and .type == \"fast_path\" and .trigger == \"trap\" and .path == \"push\"" 30
+ry_wait_log 'SUBNET UP' 60 "$RY_OPENSM_LOG" $((ups + 1))
+ry_log "back to back: $(jq -c "select(.seq > $mark and .type == \"fast_path\" and .trigger == \"trap\") | {links, path, reason}" "$EVENTS" | tr '\n' ' ')"
+ry_snapshot twice
+ry_assert_eq 0 "$(ry_port_uses twice "$LEAF" 36)" "CA LIDs the leaf sends out of the first dead port"
+ry_assert_eq 0 "$(ry_port_uses twice "$LEAF" 37)" "CA LIDs the leaf sends out of the second dead port"
+verify_ok twice
+mark2=$(last_seq)
+kill -HUP "$RY_OPENSM_PID"
+wait_event ".seq > $mark2 and .type == \"routing_pass\"" 60
+pass=$(event ".seq > $mark2 and .type == \"routing_pass\"")
+ry_assert_eq "ok 0" "$(jq -r '"\(.status) \(.changed_blocks)"' <<<"$pass")" "a heavy sweep after both failures"
+wait_event ".seq > $mark2 and .type == \"ucast_routing_done\"" 60
+ups=$(ry_log_count 'SUBNET UP')
+ry_ibsim_cmd "ReLink \"$LEAF\"[36]"
+ry_ibsim_cmd "ReLink \"$LEAF\"[37]"
+ry_wait_log 'SUBNET UP' 60 "$RY_OPENSM_LOG" $((ups + 1))
+ry_pass "two failures back to back: pushed, no CA route on either dead port, 100% reachable, a later sweep finds nothing to send"
+
 # --- 4. the SM's own leaf: its directed routes cross the dead link ---------------
 SM_DESC=$(ry_diag smpquery -D nodedesc 0 | sed -n 's/^Node Description:\.*//p')
 SM_LEAF=$(sed -n "s/^Switch.*\"\(S-[0-9a-f]*\)\".*# \"$SM_DESC\".*/\1/p" f.net)
