@@ -435,3 +435,38 @@ ry_port_uses() {
     mine && $2 == port && /Channel Adapter/ { n++ }
     END { print n + 0 }' "$1.ibroute"
 }
+
+# ry_verify_ok RAILYARD_BIN NAME: `railyard verify` of NAME.topo/NAME.ibroute
+# (from ry_snapshot) finds every CA pair reachable and no credit loop, CA
+# routes alone or with switch LIDs; fails the test otherwise.
+ry_verify_ok() {
+  local rc=0
+  "$1" verify --topo "$2.topo" --lfts "$2.ibroute" --json --no-congestion >"$2.verify.json" 2>"$2.verify.err" || rc=$?
+  ((rc == 0)) || { head -c 3000 "$2.verify.json" >&2; cat "$2.verify.err" >&2; ry_fail "$2: railyard verify exit $rc"; }
+  jq -e '.pairs > 0 and .reachable == .pairs and .credit_loops.ca_routes.acyclic and
+         .credit_loops.with_switch_lids.acyclic' "$2.verify.json" >/dev/null ||
+    ry_fail "$2: not every pair reachable, or a credit loop: $(jq -c '{pairs, reachable}' "$2.verify.json")"
+  ry_log "$2: $(jq -r '"\(.reachable)/\(.pairs) CA pairs reachable, no credit loop"' "$2.verify.json")"
+}
+
+# ry_changed_blocks A B: how many 64-entry LFT blocks differ between
+# A.ibroute and B.ibroute (from ry_snapshot), counted by the test itself.
+ry_changed_blocks() {
+  python3 - "$1.ibroute" "$2.ibroute" <<'PY'
+import re, sys
+def read(path):
+    tables, cur = {}, None
+    for line in open(path):
+        m = re.match(r"Unicast lids .* guid (0x[0-9a-f]+)", line)
+        if m:
+            cur = tables.setdefault(m.group(1), {})
+            continue
+        m = re.match(r"0x([0-9a-f]+) (\d+) ", line)
+        if m and cur is not None:
+            cur[int(m.group(1), 16)] = int(m.group(2))
+    return tables
+a, b = read(sys.argv[1]), read(sys.argv[2])
+print(len({(g, lid // 64) for g in set(a) | set(b) for lid in set(a.get(g, {})) | set(b.get(g, {}))
+           if a.get(g, {}).get(lid) != b.get(g, {}).get(lid)}))
+PY
+}

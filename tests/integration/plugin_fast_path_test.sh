@@ -78,48 +78,6 @@ ry_assert_eq railyard "$(ry_opensm_engine)" "engine of the first sweep"
 wait_event '.type == "hello"' 20
 ry_assert_file_contains "$RY_OPENSM_LOG" "its commands applied by the fast path" "fast path on by default"
 
-# verify_ok NAME: every CA pair reachable, no credit loop (tables read back).
-verify_ok() {
-  local rc=0
-  "$RAILYARD" verify --topo "$1.topo" --lfts "$1.ibroute" --json --no-congestion >"$1.verify.json" 2>"$1.verify.err" || rc=$?
-  ((rc == 0)) || { head -c 3000 "$1.verify.json" >&2; cat "$1.verify.err" >&2; ry_fail "$1: railyard verify exit $rc"; }
-  python3 - "$1.verify.json" "$1" <<'PY' || ry_fail "$1: not every pair reachable, or a credit loop"
-import json, sys
-r = json.load(open(sys.argv[1]))
-print(f"{sys.argv[2]}: {r['reachable']}/{r['pairs']} CA pairs reachable, credit loops: "
-      f"{not r['credit_loops']['ca_routes']['acyclic']}/{not r['credit_loops']['with_switch_lids']['acyclic']}",
-      file=sys.stderr)
-assert r["pairs"] > 0 and r["reachable"] == r["pairs"]
-assert r["credit_loops"]["ca_routes"]["acyclic"] and r["credit_loops"]["with_switch_lids"]["acyclic"]
-PY
-}
-
-# changed_blocks A B: 64-entry LFT blocks that differ between two ibroute dumps.
-changed_blocks() {
-  python3 - "$1.ibroute" "$2.ibroute" <<'PY'
-import re, sys
-def read(path):
-    tables, cur = {}, None
-    for line in open(path):
-        m = re.match(r"Unicast lids .* guid (0x[0-9a-f]+)", line)
-        if m:
-            cur = tables.setdefault(m.group(1), {})
-            continue
-        m = re.match(r"0x([0-9a-f]+) (\d+) ", line)
-        if m and cur is not None:
-            cur[int(m.group(1), 16)] = int(m.group(2))
-    return tables
-a, b = read(sys.argv[1]), read(sys.argv[2])
-blocks = set()
-for guid in set(a) | set(b):
-    ta, tb = a.get(guid, {}), b.get(guid, {})
-    for lid in set(ta) | set(tb):
-        if ta.get(lid) != tb.get(lid):
-            blocks.add((guid, lid // 64))
-print(len(blocks))
-PY
-}
-
 # push_ok ID NAME: the command ID was applied by a push; prints its fast_path event.
 push_ok() {
   local id=$1 mark=$2 done fp
@@ -140,7 +98,7 @@ push_ok() {
 
 # --- 0. before ------------------------------------------------------------------
 ry_snapshot before
-verify_ok before
+ry_verify_ok "$RAILYARD" before
 passes=$(ry_log_count "railyard: pass [0-9]+: time ")
 uses=$(ry_port_uses before "$LEAF" "$DRAIN_PORT")
 ((uses > 0)) || ry_fail "the leaf sends nothing over port $DRAIN_PORT before the drain"
@@ -152,9 +110,9 @@ echo '{"type":"policy_changed","id":"fp-drain-1"}' >>"$COMMANDS"
 fp=$(push_ok fp-drain-1 "$mark")
 ry_log "drain: $fp"
 ry_snapshot drained
-verify_ok drained
+ry_verify_ok "$RAILYARD" drained
 ry_assert_eq 0 "$(ry_port_uses drained "$LEAF" "$DRAIN_PORT")" "CA LIDs routed over the drained link"
-counted=$(changed_blocks before drained)
+counted=$(ry_changed_blocks before drained)
 ((counted > 0)) || ry_fail "the drain changed no block on the switches"
 ry_assert_eq "$counted $counted $counted" "$(jq -r '"\(.blocks_changed) \(.blocks_sent) \(.blocks_acked)"' <<<"$fp")" \
   "blocks changed (ibroute before/after) vs the plugin's changed, sent, acknowledged"
@@ -179,7 +137,7 @@ echo '{"type":"policy_changed","id":"fp-undrain-1"}' >>"$COMMANDS"
 fp=$(push_ok fp-undrain-1 "$mark")
 ry_log "undrain: $fp"
 ry_snapshot undrained
-ry_assert_eq 0 "$(changed_blocks before undrained)" "blocks that differ from the tables before the drain"
+ry_assert_eq 0 "$(ry_changed_blocks before undrained)" "blocks that differ from the tables before the drain"
 ry_assert_eq "$counted $counted" "$(jq -r '"\(.blocks_sent) \(.blocks_acked)"' <<<"$fp")" "undrain: blocks sent, acknowledged"
 ry_assert_eq "$passes" "$(ry_log_count "railyard: pass [0-9]+: time ")" "railyard routing passes in OpenSM during the undrain"
 ry_pass "undrain pushed ($(jq -r .incremental <<<"$fp" | sed 's/true/incremental route/;s/false/full route/')): the tables are those before the drain"
@@ -200,7 +158,7 @@ ry_assert_file_contains "$RY_OPENSM_LOG" "fast path: 'fp-broken-1': path opensm 
 # The last good policy is the one the fast path applied (undrained), not the
 # one OpenSM's own pass read last (drained).
 ry_snapshot broken
-ry_assert_eq 0 "$(changed_blocks before broken)" "blocks that differ from the undrained tables after OpenSM's reroute"
+ry_assert_eq 0 "$(ry_changed_blocks before broken)" "blocks that differ from the undrained tables after OpenSM's reroute"
 ry_pass "broken policy file: left to OpenSM's reroute, which served the request with the last policy applied (undrained)"
 
 # --- 5. a switch that does not answer --------------------------------------------
@@ -222,6 +180,6 @@ mark=$(last_seq)
 kill -HUP "$RY_OPENSM_PID"
 wait_event ".seq > $mark and .type == \"ucast_routing_done\" and .reason == \"heavy_sweep\"" 60
 ry_snapshot repaired
-verify_ok repaired
+ry_verify_ok "$RAILYARD" repaired
 ry_assert_eq 0 "$(ry_port_uses repaired "$LEAF" "$DRAIN_PORT")" "CA LIDs over the drained link once the leaf answers again"
 ry_pass "silent switch: $(jq -r .reposted <<<"$fp") blocks re-posted, left to OpenSM ($(jq -r .reason <<<"$fp" | cut -c1-60)...); repaired by OpenSM's heavy sweep"

@@ -86,40 +86,9 @@ ry_wait_log "railyard: pass 1: time " 30
 ry_assert_file_contains "$RY_OPENSM_LOG" "link failures \(trap 128\): probed with $PROBE" "the port probe is on"
 ry_wait_log "fast path: ready" 60
 
-# verify_ok NAME: every CA pair reachable, no credit loop (tables read back).
-verify_ok() {
-  local rc=0
-  "$RAILYARD" verify --topo "$1.topo" --lfts "$1.ibroute" --json --no-congestion >"$1.verify.json" 2>"$1.verify.err" || rc=$?
-  ((rc == 0)) || { head -c 3000 "$1.verify.json" >&2; cat "$1.verify.err" >&2; ry_fail "$1: railyard verify exit $rc"; }
-  jq -e '.pairs > 0 and .reachable == .pairs and .credit_loops.ca_routes.acyclic and
-         .credit_loops.with_switch_lids.acyclic' "$1.verify.json" >/dev/null ||
-    ry_fail "$1: not every pair reachable, or a credit loop: $(jq -c '{pairs, reachable}' "$1.verify.json")"
-}
-
-# changed_blocks A B: 64-entry LFT blocks that differ between two ibroute dumps.
-changed_blocks() {
-  python3 - "$1.ibroute" "$2.ibroute" <<'PY'
-import re, sys
-def read(path):
-    tables, cur = {}, None
-    for line in open(path):
-        m = re.match(r"Unicast lids .* guid (0x[0-9a-f]+)", line)
-        if m:
-            cur = tables.setdefault(m.group(1), {})
-            continue
-        m = re.match(r"0x([0-9a-f]+) (\d+) ", line)
-        if m and cur is not None:
-            cur[int(m.group(1), 16)] = int(m.group(2))
-    return tables
-a, b = read(sys.argv[1]), read(sys.argv[2])
-print(len({(g, lid // 64) for g in set(a) | set(b) for lid in set(a.get(g, {})) | set(b.get(g, {}))
-           if a.get(g, {}).get(lid) != b.get(g, {}).get(lid)}))
-PY
-}
-
 # --- 0. before ------------------------------------------------------------------
 ry_snapshot before
-verify_ok before
+ry_verify_ok "$RAILYARD" before
 uses=$(ry_port_uses before "$LEAF" "$PORT")
 ((uses > 0)) || ry_fail "the leaf sends nothing over port $PORT before the Unlink"
 
@@ -140,8 +109,8 @@ up_line=$(grep -n 'SUBNET UP' "$RY_OPENSM_LOG" | sed -n "$((ups + 1))p" | cut -d
 [[ -z "$up_line" ]] || ((push_line < up_line)) || ry_fail "the push (line $push_line) came after OpenSM's SUBNET UP (line $up_line)"
 ry_snapshot trapped
 ry_assert_eq 0 "$(ry_port_uses trapped "$LEAF" "$PORT")" "CA LIDs the leaf still sends out of the dead port"
-verify_ok trapped
-counted=$(changed_blocks before trapped)
+ry_verify_ok "$RAILYARD" trapped
+counted=$(ry_changed_blocks before trapped)
 ((counted > 0)) || ry_fail "the failure changed no block on the switches"
 ry_assert_eq "$counted $counted $counted" "$(jq -r '"\(.blocks_changed) \(.blocks_sent) \(.blocks_acked)"' <<<"$fp")" \
   "blocks changed (ibroute before/after) vs the plugin's changed, sent, acknowledged"
@@ -163,7 +132,7 @@ fp=$(event ".seq > $mark and .type == \"fast_path\" and .trigger == \"trap\"")
 ry_assert_eq "opensm" "$(jq -r .path <<<"$fp")" "ReLink: the path ($fp)"
 ry_wait_log 'SUBNET UP' 60 "$RY_OPENSM_LOG" $((ups + 1))
 ry_snapshot relinked
-ry_assert_eq 0 "$(changed_blocks before relinked)" "blocks that differ from the tables before the Unlink"
+ry_assert_eq 0 "$(ry_changed_blocks before relinked)" "blocks that differ from the tables before the Unlink"
 ry_pass "ReLink: left to OpenSM's sweep ($(jq -r .reason <<<"$fp")); the tables are those before the Unlink"
 
 # --- 3b. two failures back to back: the second is routed with the first down ------
@@ -182,7 +151,7 @@ ry_log "back to back: $(jq -c "select(.seq > $mark and .type == \"fast_path\" an
 ry_snapshot twice
 ry_assert_eq 0 "$(ry_port_uses twice "$LEAF" 36)" "CA LIDs the leaf sends out of the first dead port"
 ry_assert_eq 0 "$(ry_port_uses twice "$LEAF" 37)" "CA LIDs the leaf sends out of the second dead port"
-verify_ok twice
+ry_verify_ok "$RAILYARD" twice
 mark2=$(last_seq)
 kill -HUP "$RY_OPENSM_PID"
 wait_event ".seq > $mark2 and .type == \"routing_pass\"" 60
