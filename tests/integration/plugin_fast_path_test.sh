@@ -169,10 +169,22 @@ echo '{"type":"policy_changed","id":"fp-silent-1"}' >>"$COMMANDS"
 wait_event ".type == \"fast_path\" and (.requests | index(\"fp-silent-1\"))" 30
 fp=$(event ".type == \"fast_path\" and (.requests | index(\"fp-silent-1\"))")
 ry_log "silent switch: $fp"
-[[ $(jq -r .path <<<"$fp") == opensm && $(jq -r .reason <<<"$fp") == *"no acknowledgement: "*"unanswered after a re-post"* ]] ||
-  ry_fail "silent switch: fast_path event $fp"
-(($(jq -r .reposted <<<"$fp") > 0 && $(jq -r .blocks_acked <<<"$fp") < $(jq -r .blocks_changed <<<"$fp"))) ||
-  ry_fail "silent switch: re-posted and fewer blocks acknowledged than changed: $fp"
+# OpenSM gives up on its own Sets to the silent leaf before the plugin's
+# ack timeout ends (by design: the timeout is OpenSM's give-up time plus a
+# margin), and may start a sweep of its own then. So the re-posted round ends
+# one of two ways, both honest and both left to OpenSM: the re-posted blocks
+# stay unanswered (no acknowledgement), or OpenSM routes before the re-post
+# goes out (stale). Either way the re-post was started and logged, and
+# fewer blocks were acknowledged than changed.
+reason=$(jq -r .reason <<<"$fp")
+[[ $(jq -r .path <<<"$fp") == opensm ]] || ry_fail "silent switch: not left to OpenSM: $fp"
+if [[ $reason == *"no acknowledgement: "*"unanswered after a re-post"* ]]; then
+  (($(jq -r .reposted <<<"$fp") > 0)) || ry_fail "silent switch: no acknowledgement but nothing re-posted: $fp"
+elif [[ $reason != *"stale: OpenSM routed since the patch was computed"* ]]; then
+  ry_fail "silent switch: neither unanswered after a re-post nor overtaken by OpenSM's routing: $fp"
+fi
+(($(jq -r .blocks_acked <<<"$fp") < $(jq -r .blocks_changed <<<"$fp"))) ||
+  ry_fail "silent switch: fewer blocks acknowledged than changed: $fp"
 ry_assert_file_contains "$RY_OPENSM_LOG" "fast path: [0-9]+ blocks unanswered after [0-9]+ ms .*posting them once more" "re-post logged"
 wait_event ".seq > $mark and .type == \"routing_pass\" and (.requests | index(\"fp-silent-1\"))" 60
 ry_ibsim_cmd "Error \"$LEAF\" 0"
@@ -182,4 +194,4 @@ wait_event ".seq > $mark and .type == \"ucast_routing_done\" and .reason == \"he
 ry_snapshot repaired
 ry_verify_ok "$RAILYARD" repaired
 ry_assert_eq 0 "$(ry_port_uses repaired "$LEAF" "$DRAIN_PORT")" "CA LIDs over the drained link once the leaf answers again"
-ry_pass "silent switch: $(jq -r .reposted <<<"$fp") blocks re-posted, left to OpenSM ($(jq -r .reason <<<"$fp" | cut -c1-60)...); repaired by OpenSM's heavy sweep"
+ry_pass "silent switch: re-post started ($(jq -r .reposted <<<"$fp") blocks re-posted), left to OpenSM ($(jq -r .reason <<<"$fp" | cut -c1-60)...); repaired by OpenSM's heavy sweep"
