@@ -149,7 +149,9 @@ class Engine {
   uint32_t slot_rank(uint32_t x, uint32_t slot, uint32_t a, uint32_t b) const;
   uint32_t order_slot(uint32_t x, uint32_t i, uint32_t k) const;
   void route_flows_of(uint32_t x);
-  PathCost path_cost(uint32_t y, uint32_t add, uint32_t depth);
+  static constexpr uint64_t kExact = UINT64_MAX;
+  PathCost path_cost(uint32_t y, uint32_t add, uint32_t depth, uint64_t fit);
+  const PathCost& down_chain(uint32_t y, uint32_t add);
 
   // incremental.cpp
   void save_modes(uint32_t t);
@@ -282,6 +284,10 @@ class Engine {
   std::vector<uint32_t> down_stamp_, down_nom_;  // per switch: the chain's down entry (stamp_)
   std::vector<uint32_t> nom_;                     // per switch: nominal_up (this destination)
   std::vector<PathCost> cost_;                    // choose_up's scratch: per candidate
+  // down_chain's memo, per switch, valid for one choose_up (chain_epoch_).
+  std::vector<uint32_t> chain_stamp_, chain_add_;
+  std::vector<PathCost> chain_cost_;
+  uint32_t chain_epoch_ = 0;
   std::vector<uint32_t> fed_;  // per switch: a waiting switch may send it flows (stamp_)
   std::vector<uint32_t> up_slot_entry_;  // per switch x slot: the up entry in that slot, or kNone
   uint32_t slot_stride_ = 0;

@@ -11,10 +11,20 @@ namespace railyard::routing::unicast {
 
 // The cost of the path from y on with `add` more flows arriving at y: the
 // path it has, or for a switch still to choose, its best candidate.
-PathCost Engine::path_cost(uint32_t y, uint32_t add, uint32_t depth) {
+// With `fit` (not kExact) only whether some path stays within `fit` matters:
+// the first such path found is returned (its busiest link <= fit), else a
+// cost whose busiest link is above fit; the answer to "within fit?" is the
+// exact one's, at a fraction of the candidates.
+PathCost Engine::path_cost(uint32_t y, uint32_t add, uint32_t depth, uint64_t fit) {
   PathCost c;
   while (y != target_) {
-    if (routed(y) || is_down(st_[y].mode)) {
+    if (is_down(st_[y].mode)) {  // down to the target: one chain
+      const PathCost& d = down_chain(y, add);
+      c.max = std::max(c.max, d.max);
+      c.sum += d.sum;
+      return c;
+    }
+    if (routed(y)) {
       const uint32_t e = down_pick(y);
       if (e == kNone) return c;
       c.add(load_[e] + add);
@@ -24,20 +34,45 @@ PathCost Engine::path_cost(uint32_t y, uint32_t add, uint32_t depth) {
     // Still to choose: it will send its own pending flows too.
     const uint32_t extra = add + flow_[y];
     auto [cf, count] = candidates(y);
+    if (count == 0 || depth == 0) return c;
+    if (fit != kExact && c.max > fit) return c;  // above fit whatever comes below
     PathCost best;
     bool any = false;
-    for (uint32_t i = cf; i < cf + count && depth > 0; ++i) {
+    for (uint32_t i = cf; i < cf + count; ++i) {
       const uint32_t e = cand_[i];
-      PathCost p = path_cost(remote(e), extra, depth - 1);
+      if (fit != kExact && load_[e] + extra > fit) continue;  // its first link is already above
+      PathCost p = path_cost(remote(e), extra, depth - 1, fit);
       p.add(load_[e] + extra);
+      if (fit != kExact && p.max <= fit) return {std::max(c.max, p.max), c.sum + p.sum};
       if (!any || p < best) best = p;
       any = true;
     }
+    if (fit != kExact) return {UINT64_MAX, c.sum};  // no candidate within fit
     c.max = std::max(c.max, best.max);
     c.sum += best.sum;
     return c;
   }
   return c;
+}
+
+// The cost of the way down from a down-going switch to the target with
+// `add` more flows: its links' loads plus add. Remembered per switch for
+// the current choose_up (loads do not change within one), so the switches
+// above that all come down through the same one walk it once.
+const PathCost& Engine::down_chain(uint32_t y, uint32_t add) {
+  if (chain_stamp_[y] == chain_epoch_ && chain_add_[y] == add) return chain_cost_[y];
+  PathCost c;
+  if (y != target_) {
+    const uint32_t e = down_pick(y);
+    if (e != kNone) {
+      c = down_chain(remote(e), add);
+      c.add(load_[e] + add);
+    }
+  }
+  chain_stamp_[y] = chain_epoch_;
+  chain_add_[y] = add;
+  chain_cost_[y] = c;
+  return chain_cost_[y];
 }
 
 // The order in which x tries its up slots other than the nominal one, as
@@ -79,10 +114,17 @@ uint32_t Engine::order_slot(uint32_t x, uint32_t i, uint32_t k) const {
 // loaded path (busiest link, then sum), free ones first, ties by slot_rank.
 uint32_t Engine::choose_up(uint32_t x, uint32_t f) {
   const uint32_t nom = nominal_up(x);
+  ++chain_epoch_;  // loads change only between choices
   auto cost = [&](uint32_t e) {
-    PathCost p = f == 0 ? PathCost{} : path_cost(remote(e), f, 4);
+    PathCost p = f == 0 ? PathCost{} : path_cost(remote(e), f, 4, kExact);
     p.add(load_[e] + f);
     return p;
+  };
+  // Whether the path through e stays within the bound.
+  auto fits = [&](uint32_t e) {
+    if (load_[e] + f > capacity_) return false;
+    const PathCost p = f == 0 ? PathCost{} : path_cost(remote(e), f, 4, capacity_);
+    return p.max <= capacity_;
   };
   const uint32_t k = std::max<uint32_t>(1, slots_up_[rk_.rank[x]]);
   // Slots taken by the extra flows (off their digit) of the leaf pairs that
@@ -102,14 +144,14 @@ uint32_t Engine::choose_up(uint32_t x, uint32_t f) {
   // First fit, the nominal slot first (when free of this destination's
   // constraints it is the D-mod-K one), then in slot_rank order: most
   // choices end here.
-  if (nom != kNone && cost(nom).max <= capacity_) return nom;
+  if (nom != kNone && fits(nom)) return nom;
   const bool next = a != kNone && b != kNone && b == ring_next_[a];
   const bool prev = a != kNone && b != kNone && b == ring_prev_[a];
   for (uint32_t i = 0; i < k; ++i) {
     const uint32_t slot = next ? k - 1 - i : prev ? i : order_slot(x, i, k);
     const uint32_t e = up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + slot];
     if (e == kNone || e == nom || !cand_ok(x, e) || !is_free(e)) continue;
-    if (cost(e).max <= capacity_) return record(e);
+    if (fits(e)) return record(e);
   }
   // None within the bound: among the paths no busier than the least loaded
   // one (or the bound), a free one, then the least loaded.
@@ -176,6 +218,16 @@ void Engine::absorb(Engine& other) {
 // their flows all the way (the first pass).
 void Engine::route_deferred_of(const Deferred& d, uint32_t first, uint32_t last, bool neighbours_only) {
   const std::vector<uint32_t>& list = broken_;
+  const uint32_t b = leaf_id_[d.t];
+  auto neighbour = [&](uint32_t x) {
+    const uint32_t a = leaf_id_[x];
+    return a != kNone && b != kNone && (ring_next_[a] == b || ring_prev_[a] == b);
+  };
+  if (neighbours_only) {  // most destinations have none waiting: nothing to set up
+    bool any = false;
+    for (uint32_t j = first; j < last && !any; ++j) any = neighbour(list[j]);
+    if (!any) return;
+  }
   if (target_ != d.t || modes_of_ != d.modes) {
     // The modes toward the target as phase A had them.
     std::copy(d.modes, d.modes + g_.num_switches(), st_.begin());
@@ -187,11 +239,6 @@ void Engine::route_deferred_of(const Deferred& d, uint32_t first, uint32_t last,
   column_ = d.column;
   ++stamp_;  // a new destination: marks start afresh
   set_digits(d.t, d.slot);
-  const uint32_t b = leaf_id_[d.t];
-  auto neighbour = [&](uint32_t x) {
-    const uint32_t a = leaf_id_[x];
-    return a != kNone && b != kNone && (ring_next_[a] == b || ring_prev_[a] == b);
-  };
   if (neighbours_only) {
     for (uint32_t j = first; j < last; ++j) {
       const uint32_t x = list[j];

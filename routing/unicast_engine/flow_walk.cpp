@@ -36,6 +36,9 @@ void Engine::setup_flows(const RoutingOptions& options) {
   fed_.assign(n, 0);
   down_nom_.assign(n, kNone);
   nom_.assign(n, kNone);
+  chain_stamp_.assign(n, 0);
+  chain_add_.assign(n, 0);
+  chain_cost_.assign(n, PathCost{});
   slot_stride_ = 1;
   for (uint32_t k : slots_up_) slot_stride_ = std::max(slot_stride_, k);
   up_slot_entry_.assign(static_cast<size_t>(n) * slot_stride_, kNone);
