@@ -26,9 +26,10 @@
 //     refused_audits_per_minute: 120  # refused mutations audited; beyond: counted only
 //   log_level: info                 # trace | debug | info | warn | error
 //
-// Relative paths are taken from the config file's folder. Unknown keys, wrong
-// types, out-of-range values and tokens that are empty or repeated are errors
-// naming the file and line.
+// Relative paths are taken from the config file's folder. Unknown and
+// duplicate keys, wrong types (a quoted number among them), out-of-range
+// values and tokens that are empty or repeated are errors "FILE:LINE: what"
+// (read with policies/yaml_doc.h, as the policy and the plugin's config).
 #pragma once
 
 #include <cstdint>

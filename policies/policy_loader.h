@@ -21,17 +21,15 @@
 //   <port ref>  "NODE[PORT]" (split at the last '[') or {node: NODE, port: PORT};
 //               PORT is 1..254.
 //
-// What is rejected, each with "<source>: line <n>: <reason>" (line from
-// yaml-cpp's Mark, 1-based; omitted when yaml-cpp has none): YAML syntax errors,
-// more than one document, text that is not UTF-8 or holds control characters,
-// unknown and duplicate keys (named with their path and the expected keys),
-// wrong types (a list where a mapping belongs, a quoted number, "yes" for a
-// bool), ports outside 1..254, malformed GUIDs, empty node names, regexes that
-// do not compile, have fewer than 2 capture groups, are longer than 1024
-// characters or nest groups deeper than 32 (std::regex compiles recursively),
-// and limits of 0. The first error found is reported. Nothing throws out of
-// these functions, and yaml-cpp 0.7's endless loop on a stray top-level ','
-// is avoided (see check_documents in the .cpp).
+// What is rejected, each with "<source>:<line>: <reason>" (policies/yaml_doc.h:
+// text that is not UTF-8 or holds control characters, YAML syntax errors, more
+// than one document, duplicate keys at any depth, unknown keys (named with
+// their path and the expected keys), wrong types (a list where a mapping
+// belongs, a quoted number, "yes" for a bool)), and here: ports outside
+// 1..254, malformed GUIDs, empty node names, regexes that do not compile, have
+// fewer than 2 capture groups, are longer than 1024 characters or nest groups
+// deeper than 32 (std::regex compiles recursively), and limits of 0. The first
+// error found is reported. Nothing throws out of these functions.
 //
 // Round trip: for every Policy p that parse accepts, parse(render(p)) == p.
 #pragma once
@@ -50,10 +48,5 @@ Result<Policy> parse_policy_yaml(std::string_view text, std::string_view source_
 // Writes `policy` in the layout above, port refs in the "NODE[PORT]" form,
 // every key present so the file documents the values in force.
 std::string render_policy_yaml(const Policy& policy);
-
-// The checks parse_policy_yaml makes before building nodes, for other YAML
-// files (the controller's config): text limits, one document, and text on
-// which yaml-cpp 0.7 would loop forever. "<source>: line <n>: <reason>".
-Status check_yaml_text(std::string_view text, std::string_view source_name);
 
 }  // namespace railyard::policies

@@ -1,6 +1,6 @@
-// UTF-8, the one check for the whole code base (the policy loader checks what
-// YAML gave it, routing/ writes JSON names,
-// api/ checks what clients send).
+// UTF-8, the one check for the whole code base (policies/yaml_doc.cpp checks
+// YAML text and what YAML gave it, routing/ writes JSON names, api/ checks
+// what clients send).
 #pragma once
 
 #include <cstddef>

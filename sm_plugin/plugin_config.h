@@ -21,7 +21,8 @@
 //
 // Every key is optional. Read once, when OpenSM loads the plugin. A missing
 // option or file gives the defaults (and a log line saying so); a file that
-// does not parse also gives the defaults, with "<file>: line <n>: <reason>".
+// does not parse also gives the defaults, with "<file>:<line>: <reason>"
+// (policies/yaml_doc.h: duplicate keys are refused too).
 #pragma once
 
 #include <cstddef>

@@ -6,7 +6,7 @@
 // look, it is read and parsed again. A file that does not parse, is missing or
 // unreadable never replaces a good policy: the last good one (or the default
 // policy, if none was ever good) stays in force and the refresh reports the
-// error ("<file>: line <n>: <reason>") once per change of the file.
+// error ("<file>:<line>: <reason>") once per change of the file.
 #pragma once
 
 #include <cstdint>

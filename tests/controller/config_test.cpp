@@ -74,14 +74,16 @@ struct BadCase {
 
 TEST(ControllerConfig, RefusesMistakesWithFileAndLine) {
   const BadCase cases[] = {
-      {"fabric: {source: offline, topology_file: f}\nlisten: {adress: 0.0.0.0}\n", "c.yaml: line 2: unknown key 'adress'"},
-      {"fabric: {source: offline, topology_file: f}\nlisten: {port: 70000}\n", "line 2: listen.port must be an integer in 0..65535"},
-      {"fabric: {source: offline}\n", "line 1: fabric.source offline needs fabric.topology_file"},
+      {"fabric: {source: offline, topology_file: f}\nlisten: {adress: 0.0.0.0}\n", "c.yaml:2: unknown key 'adress'"},
+      {"fabric: {source: offline, topology_file: f}\nlisten: {port: 70000}\n",
+       "c.yaml:2: 'listen.port': port 70000 is outside 0..65535"},
+      {"fabric: {source: offline}\n", "c.yaml:1: fabric.source offline needs fabric.topology_file"},
       {"fabric: {source: live}\n", "fabric.source live needs fabric.plugin_socket"},
-      {"fabric: {source: sideways, topology_file: f}\n", "fabric.source must be live or offline"},
+      {"fabric: {source: sideways, topology_file: f}\n",
+       "c.yaml:1: 'fabric.source' must be live or offline, got a scalar 'sideways'"},
       {"listen: {port: 1}\n", "fabric is required"},
       {"fabric: {source: offline, topology_file: f}\ntokens:\n  - {name: a, role: admin, token: 0123456789abcdefXYZ}\n",
-       "line 3: role must be viewer or operator"},
+       "c.yaml:3: 'tokens[0].role' must be viewer or operator, got a scalar 'admin'"},
       {"fabric: {source: offline, topology_file: f}\ntokens: [{name: a, token: short}]\n", "shorter than 16"},
       {"fabric: {source: offline, topology_file: f}\ntokens: [{name: a, token: 0123456789abcdefXYZ}, {name: a, "
        "token: 0123456789abcdefXYZW}]\n",
@@ -90,7 +92,7 @@ TEST(ControllerConfig, RefusesMistakesWithFileAndLine) {
        "token: 0123456789abcdefXYZ}]\n",
        "used by another entry"},
       {"fabric: {source: offline, topology_file: f}\ntokens: [{name: a, token_file: /nonexistent/t}]\n",
-       "line 2: cannot read the token file '/nonexistent/t': No such file or directory"},
+       "c.yaml:2: cannot read the token file '/nonexistent/t': No such file or directory"},
       {"fabric: {source: live, plugin_socket: /run/p.sock, plugin_socket_mode: \"0666\"}\n",
        "plugin_socket_mode must be \"0600\" or \"0660\""},
       {"fabric: {source: live, plugin_socket: /run/p.sock, plugin_socket_mode: \"0660\"}\n",
@@ -99,12 +101,14 @@ TEST(ControllerConfig, RefusesMistakesWithFileAndLine) {
        "plugin_socket_group needs plugin_socket_mode \"0660\""},
       {"fabric: {source: live, plugin_socket: /run/p.sock, plugin_socket_mode: \"0660\", plugin_socket_group: \"\"}\n",
        "plugin_socket_group must not be empty"},
-      {"fabric: {source: offline, topology_file: f}\nlimits: {reroutes_per_minute: 0}\n", "reroutes_per_minute must be"},
-      {"fabric: {source: offline, topology_file: f}\nlog_level: chatty\n", "log_level must be"},
-      {"fabric: [1, 2]\n", "fabric must be a mapping"},
+      {"fabric: {source: offline, topology_file: f}\nlimits: {reroutes_per_minute: 0}\n",
+       "c.yaml:2: 'limits.reroutes_per_minute': limit 0 is outside 1..600"},
+      {"fabric: {source: offline, topology_file: f}\nlog_level: chatty\n",
+       "c.yaml:2: 'log_level' must be trace, debug, info, warn or error, got a scalar 'chatty'"},
+      {"fabric: [1, 2]\n", "c.yaml:1: 'fabric' must be a mapping, got a list"},
       {"fabric: {source: offline, topology_file: f}\n---\nfabric: {}\n", "expected one YAML document"},
       {"fabric: {source: offline, topology_file: f\n", "invalid YAML"},
-      {"- just\n- a list\n", "the config must be a mapping"},
+      {"- just\n- a list\n", "c.yaml:1: the config must be a mapping, got a list"},
   };
   for (const BadCase& c : cases) {
     auto cfg = parse_controller_config(c.text, "c.yaml");
@@ -113,6 +117,32 @@ TEST(ControllerConfig, RefusesMistakesWithFileAndLine) {
         << "expected '" << c.expected << "' in: " << cfg.error().message;
     EXPECT_EQ(cfg.error().message.rfind("c.yaml", 0), 0u) << cfg.error().message;
   }
+}
+
+// A repeated key used to be read as its first occurrence, the second one
+// silently doing nothing: now refused at any depth.
+TEST(ControllerConfig, RefusesDuplicateKeysWithFileAndLine) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"fabric: {source: offline, topology_file: f}\nlog_level: info\nlog_level: debug\n",
+       "c.yaml:3: duplicate key 'log_level' at top level"},
+      {"fabric:\n  source: offline\n  topology_file: f\n  source: live\n",
+       "c.yaml:4: duplicate key 'source' under 'fabric'"},
+      {"fabric: {source: offline, topology_file: f}\ntokens:\n  - {name: a, token: 0123456789abcdefXYZ, name: b}\n",
+       "c.yaml:3: duplicate key 'name' under 'tokens[0]'"},
+  };
+  for (const auto& [text, expected] : cases) {
+    auto cfg = parse_controller_config(text, "c.yaml");
+    ASSERT_FALSE(cfg.ok()) << text;
+    EXPECT_EQ(cfg.error().message, expected);
+  }
+}
+
+// Numbers are plain integers, as in the policy: a quoted one is a string.
+TEST(ControllerConfig, RefusesQuotedNumbers) {
+  auto cfg =
+      parse_controller_config("fabric: {source: offline, topology_file: f}\nlisten: {port: \"8640\"}\n", "c.yaml");
+  ASSERT_FALSE(cfg.ok());
+  EXPECT_EQ(cfg.error().message, "c.yaml:2: 'listen.port' must be an integer, got a scalar '8640'");
 }
 
 TEST(ControllerConfig, ReadsThePluginSocketModeAndGroup) {
@@ -213,7 +243,7 @@ TEST_F(TokenFileTest, BadFilesAreRefusedByBothWithTheSameMessage) {
     Result<ControllerConfig> daemon = daemon_reads(path);
     ASSERT_FALSE(daemon.ok()) << c.name << " was accepted by the config: '" << daemon->tokens.at(0).token << "'";
     // The config names its file and line, then says what the reader said.
-    EXPECT_NE(daemon.error().message.find("c.yaml: line 1: " + cli.error().message), std::string::npos)
+    EXPECT_NE(daemon.error().message.find("c.yaml:1: " + cli.error().message), std::string::npos)
         << c.name << ": " << daemon.error().message;
   }
 }

@@ -34,7 +34,13 @@ printf 'fabric: {source: offline, topology_file: f}\nlisten: {adress: 0.0.0.0}\n
 rc=0
 err=$("$D" config check bad.yaml 2>&1) || rc=$?
 ry_assert_eq 2 "$rc" "config check of a bad file"
-ry_assert_contains "$err" "bad.yaml: line 2: unknown key 'adress'" "the error names file, line and key"
+ry_assert_contains "$err" "bad.yaml:2: unknown key 'adress'" "the error names file, line and key"
+
+printf 'fabric: {source: offline, topology_file: f}\nlog_level: info\nlog_level: debug\n' >dup.yaml
+rc=0
+err=$("$D" config check dup.yaml 2>&1) || rc=$?
+ry_assert_eq 2 "$rc" "config check of a file with a repeated key"
+ry_assert_contains "$err" "dup.yaml:3: duplicate key 'log_level' at top level" "the error names file, line and key"
 
 # Start offline, then SIGTERM.
 "$RAILYARD" topo gen --servers 8 --rails 2 --radix 8 -o f.net 2>/dev/null

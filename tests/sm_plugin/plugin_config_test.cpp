@@ -30,7 +30,16 @@ TEST(PluginConfig, ReadsKeysAndAnchorsRelativePolicyAtTheConfigFolder) {
 TEST(PluginConfig, UnknownKeyIsNamedWithItsLine) {
   auto c = parse_plugin_config("log_level: info\npolicy: x.yaml\n", "plugin.yaml");
   ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.error().message, "plugin.yaml: line 2: unknown key 'policy' (expected policy_file, log_level, hop_matrices, controller_socket, fast_path, port_probe)");
+  EXPECT_EQ(c.error().message,
+            "plugin.yaml:2: unknown key 'policy' at top level (expected policy_file, log_level, hop_matrices, "
+            "controller_socket, fast_path, port_probe)");
+}
+
+// A repeated key used to let the last one win silently: now refused.
+TEST(PluginConfig, DuplicateKeyIsRefusedWithFileAndLine) {
+  auto c = parse_plugin_config("log_level: info\nfast_path: push\nlog_level: debug\n", "plugin.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().message, "plugin.yaml:3: duplicate key 'log_level' at top level");
 }
 
 TEST(PluginConfig, FastPathChoice) {
@@ -42,7 +51,7 @@ TEST(PluginConfig, FastPathChoice) {
   EXPECT_FALSE(osm->fast_path);
   auto bad = parse_plugin_config("log_level: info\nfast_path: yes\n", "plugin.yaml");
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error().message, "plugin.yaml: line 2: fast_path: expected push or opensm");
+  EXPECT_EQ(bad.error().message, "plugin.yaml:2: 'fast_path' must be push or opensm, got a scalar 'yes'");
 }
 
 TEST(PluginConfig, PortProbe) {
@@ -57,7 +66,7 @@ TEST(PluginConfig, PortProbe) {
   EXPECT_EQ(off->port_probe, "off");
   auto bad = parse_plugin_config("port_probe: [a]\n", "plugin.yaml");
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error().message, "plugin.yaml: line 1: port_probe: expected a path or off");
+  EXPECT_EQ(bad.error().message, "plugin.yaml:1: 'port_probe' must be a string, got a list");
 }
 
 TEST(PluginConfig, HopMatricesChoice) {
@@ -69,7 +78,7 @@ TEST(PluginConfig, HopMatricesChoice) {
   EXPECT_FALSE(osm->railyard_hop_matrices);
   auto bad = parse_plugin_config("hop_matrices: fast\n", "plugin.yaml");
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error().message, "plugin.yaml: line 1: hop_matrices: expected railyard or opensm");
+  EXPECT_EQ(bad.error().message, "plugin.yaml:1: 'hop_matrices' must be railyard or opensm, got a scalar 'fast'");
 }
 
 TEST(PluginConfig, ControllerSocket) {
@@ -87,35 +96,35 @@ TEST(PluginConfig, ControllerSocket) {
 
   auto empty = parse_plugin_config("log_level: info\ncontroller_socket: ''\n", "plugin.yaml");
   ASSERT_FALSE(empty.ok());
-  EXPECT_EQ(empty.error().message, "plugin.yaml: line 2: controller_socket: expected a socket path");
+  EXPECT_EQ(empty.error().message, "plugin.yaml:2: 'controller_socket': expected a socket path");
 
   auto list = parse_plugin_config("controller_socket: [a, b]\n", "plugin.yaml");
   ASSERT_FALSE(list.ok());
-  EXPECT_EQ(list.error().message, "plugin.yaml: line 1: controller_socket: expected a socket path");
+  EXPECT_EQ(list.error().message, "plugin.yaml:1: 'controller_socket' must be a string, got a list");
 
   auto too_long = parse_plugin_config("controller_socket: /" + std::string(107, 'x') + "\n", "plugin.yaml");
   ASSERT_FALSE(too_long.ok());
-  EXPECT_EQ(too_long.error().message, "plugin.yaml: line 1: controller_socket: path longer than 107 bytes");
+  EXPECT_EQ(too_long.error().message, "plugin.yaml:1: 'controller_socket': path longer than 107 bytes");
 
   // Short in the file, too long once anchored at the config's folder.
   auto anchored = parse_plugin_config("controller_socket: " + std::string(100, 's') + "\n",
                                       "/etc/railyard/plugin.yaml");
   ASSERT_FALSE(anchored.ok());
   EXPECT_EQ(anchored.error().message,
-            "/etc/railyard/plugin.yaml: controller_socket: path longer than 107 bytes once taken from the config's "
+            "/etc/railyard/plugin.yaml:1: 'controller_socket': path longer than 107 bytes once taken from the config's "
             "folder");
 }
 
 TEST(PluginConfig, BadLogLevelIsNamed) {
   auto c = parse_plugin_config("log_level: loud\n", "plugin.yaml");
   ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.error().message, "plugin.yaml: line 1: log_level: expected one of error, info, verbose, debug");
+  EXPECT_EQ(c.error().message, "plugin.yaml:1: 'log_level' must be error, info, verbose or debug, got a scalar 'loud'");
 }
 
 TEST(PluginConfig, YamlSyntaxErrorHasFileAndLine) {
   auto c = parse_plugin_config("policy_file: [a\n", "plugin.yaml");
   ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.error().message.rfind("plugin.yaml: line ", 0), 0u) << c.error().message;
+  EXPECT_EQ(c.error().message, "plugin.yaml:2: invalid YAML: end of sequence flow not found");
 }
 
 TEST(PluginConfig, LoadWithoutOptionsOrFileGivesDefaultsAndSaysWhy) {
@@ -137,7 +146,8 @@ TEST(PluginConfig, LoadInvalidFileKeepsDefaults) {
   std::ofstream(path) << "policy_file: p.yaml\nlog_level: 3\n";
   auto loaded = load_plugin_config(path.c_str());
   EXPECT_TRUE(loaded.error);
-  EXPECT_EQ(loaded.note, path + ": line 2: log_level: expected one of error, info, verbose, debug; default configuration in force");
+  EXPECT_EQ(loaded.note, path + ":2: 'log_level' must be error, info, verbose or debug, got a scalar '3'; default "
+                         "configuration in force");
   EXPECT_EQ(loaded.config.policy_file, "");
   std::filesystem::remove_all(dir);
 }

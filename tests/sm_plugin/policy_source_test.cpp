@@ -66,7 +66,7 @@ TEST_F(PolicySourceTest, BrokenFileKeepsTheLastGoodPolicyAndIsReportedOncePerCha
   write("drains:\n  switches: [\"spine s00\"]\ndrainz: {}\n");
   auto r = src.refresh();
   ASSERT_EQ(r.kind, Kind::kError);
-  EXPECT_EQ(r.message.rfind(path_ + ": line 3: unknown key 'drainz'", 0), 0u) << r.message;
+  EXPECT_EQ(r.message.rfind(path_ + ":3: unknown key 'drainz'", 0), 0u) << r.message;
   EXPECT_NE(r.message.find("; keeping the last good policy from " + path_), std::string::npos) << r.message;
   EXPECT_EQ(src.policy().drains.switches, std::vector<std::string>{"spine s00"});
 
@@ -78,8 +78,7 @@ TEST_F(PolicySourceTest, BrokenFromTheStartKeepsTheDefaultPolicy) {
   PolicySource src(path_);
   auto r = src.refresh();
   ASSERT_EQ(r.kind, Kind::kError);
-  EXPECT_EQ(r.message.rfind(path_ + ": line ", 0), 0u) << r.message;
-  EXPECT_NE(r.message.find("; keeping the default policy"), std::string::npos) << r.message;
+  EXPECT_EQ(r.message, path_ + ":3: invalid YAML: end of sequence flow not found; keeping the default policy");
   EXPECT_EQ(src.policy(), policies::Policy{});
   EXPECT_EQ(src.origin(), "default");
 }
