@@ -3,8 +3,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cstdint>
-#include <cstdio>
 #include <optional>
 #include <regex>
 #include <string>
@@ -186,97 +186,25 @@ Policy load(const yaml::Value& root) {
   return policy;
 }
 
-// --- rendering ---
+// --- writing ---
 
-void append_utf8_escape(std::string& out, uint32_t cp) {
-  char buf[16];
-  if (cp <= 0xFF) {
-    std::snprintf(buf, sizeof buf, "\\x%02x", cp);
-  } else if (cp <= 0xFFFF) {
-    std::snprintf(buf, sizeof buf, "\\u%04x", cp);
-  } else {
-    std::snprintf(buf, sizeof buf, "\\U%08x", cp);
-  }
-  out += buf;
+// Printable ASCII is single-quoted (regexes stay readable: only ' is doubled);
+// anything else double-quoted, where the emitter escapes control characters,
+// DEL and, with EscapeNonAscii, every non-ASCII character (NEL, U+2028 and
+// the BOM among them, which some YAML readers take for breaks or strip). A
+// byte that is not UTF-8 becomes U+FFFD: YAML cannot carry it, and parsing
+// never produces one.
+void emit_string(YAML::Emitter& out, const std::string& s) {
+  const bool printable = std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c <= 0x7e; });
+  out << (printable ? YAML::SingleQuoted : YAML::DoubleQuoted) << s;
 }
 
-// Single quotes when the string is printable ASCII (regexes stay readable:
-// only ' is doubled); otherwise double quotes with escapes for control and
-// line-breaking characters. Bytes that are not UTF-8 become U+FFFD: YAML cannot
-// carry them, and parse never produces them.
-std::string quote(std::string_view s) {
-  bool printable = true;
-  for (char c : s) printable = printable && c >= 0x20 && c <= 0x7e;
-  std::string out;
-  if (printable) {
-    out += '\'';
-    for (char c : s) {
-      out += c;
-      if (c == '\'') out += '\'';
-    }
-    out += '\'';
-    return out;
-  }
-  out += '"';
-  size_t i = 0;
-  while (i < s.size()) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\t': out += "\\t"; break;
-        case '\r': out += "\\r"; break;
-        default:
-          if (c < 0x20 || c == 0x7f) {
-            append_utf8_escape(out, c);
-          } else {
-            out += static_cast<char>(c);
-          }
-      }
-      ++i;
-      continue;
-    }
-    size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
-    uint32_t cp = len == 2 ? c & 0x1F : len == 3 ? c & 0x0F : c & 0x07;
-    bool ok = len != 0 && i + len <= s.size();
-    for (size_t k = 1; ok && k < len; ++k) {
-      unsigned char ck = static_cast<unsigned char>(s[i + k]);
-      ok = (ck & 0xC0) == 0x80;
-      cp = (cp << 6) | (ck & 0x3F);
-    }
-    if (!ok || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-      out += "\\ufffd";
-      ++i;
-      continue;
-    }
-    // C1 controls (NEL among them), line/paragraph separators and the BOM are
-    // escaped: some YAML readers treat them as breaks or strip them.
-    if (cp < 0xA0 || cp == 0x2028 || cp == 0x2029 || cp == 0xFEFF) {
-      append_utf8_escape(out, cp);
-    } else {
-      out.append(s.substr(i, len));
-    }
-    i += len;
-  }
-  out += '"';
-  return out;
-}
-
-void render_list(std::string& out, std::string_view indent, std::string_view key,
-                 const std::vector<std::string>& items) {
-  out += indent;
-  out += key;
-  if (items.empty()) {
-    out += ": []\n";
-    return;
-  }
-  out += ":\n";
-  for (const std::string& item : items) {
-    out += indent;
-    out += "  - " + quote(item) + "\n";
-  }
+void emit_list(YAML::Emitter& out, std::string_view key, const std::vector<std::string>& items) {
+  out << YAML::Key << std::string(key) << YAML::Value;
+  if (items.empty()) out << YAML::Flow;  // "key: []"
+  out << YAML::BeginSeq;
+  for (const std::string& item : items) emit_string(out, item);
+  out << YAML::EndSeq;
 }
 
 std::vector<std::string> port_refs(const std::vector<PortRef>& refs) {
@@ -297,20 +225,30 @@ Result<Policy> parse_policy_yaml(std::string_view text, std::string_view source_
 }
 
 std::string render_policy_yaml(const Policy& policy) {
-  std::string out = "# railyard policy (layout: policies/policy_loader.h)\n";
-  out += "rails:\n";
-  render_list(out, "  ", "patterns", policy.rails.patterns);
-  out += std::string("  infer_from_structure: ") + (policy.rails.infer_from_structure ? "true" : "false") + "\n";
-  out += "drains:\n";
-  render_list(out, "  ", "links", port_refs(policy.drains.links));
-  render_list(out, "  ", "ports", port_refs(policy.drains.ports));
-  render_list(out, "  ", "switches", policy.drains.switches);
-  render_list(out, "", "roots", policy.roots);
-  out += "adaptive_routing:\n";
-  out += "  max_groups_per_switch: " + std::to_string(policy.ar.max_groups_per_switch) + "\n";
-  out += "sharp:\n";
-  out += "  trees_per_switch: " + std::to_string(policy.sharp.trees_per_switch) + "\n";
-  return out;
+  YAML::Emitter out;
+  out.SetOutputCharset(YAML::EscapeNonAscii);
+  out << YAML::Comment("railyard policy (layout: policies/policy_loader.h)");
+  out << YAML::BeginMap;
+  out << YAML::Key << "rails" << YAML::Value << YAML::BeginMap;
+  emit_list(out, "patterns", policy.rails.patterns);
+  out << YAML::Key << "infer_from_structure" << YAML::Value << policy.rails.infer_from_structure;
+  out << YAML::EndMap;
+  out << YAML::Key << "drains" << YAML::Value << YAML::BeginMap;
+  emit_list(out, "links", port_refs(policy.drains.links));
+  emit_list(out, "ports", port_refs(policy.drains.ports));
+  emit_list(out, "switches", policy.drains.switches);
+  out << YAML::EndMap;
+  emit_list(out, "roots", policy.roots);
+  out << YAML::Key << "adaptive_routing" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "max_groups_per_switch" << YAML::Value << policy.ar.max_groups_per_switch;
+  out << YAML::EndMap;
+  out << YAML::Key << "sharp" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "trees_per_switch" << YAML::Value << policy.sharp.trees_per_switch;
+  out << YAML::EndMap;
+  out << YAML::EndMap;
+  // The emitter only fails on misuse (an unbalanced map), never on data.
+  assert(out.good());
+  return std::string(out.c_str()) + "\n";
 }
 
 }  // namespace railyard::policies

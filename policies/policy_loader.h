@@ -45,8 +45,9 @@ namespace railyard::policies {
 // Pure: no file I/O. `source_name` only labels error messages.
 Result<Policy> parse_policy_yaml(std::string_view text, std::string_view source_name);
 
-// Writes `policy` in the layout above, port refs in the "NODE[PORT]" form,
-// every key present so the file documents the values in force.
+// Writes `policy` in the layout above with yaml-cpp's emitter, port refs in
+// the "NODE[PORT]" form, every key present so the file documents the values
+// in force.
 std::string render_policy_yaml(const Policy& policy);
 
 }  // namespace railyard::policies
