@@ -1,6 +1,7 @@
 #include "cli/io.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -29,53 +30,31 @@ Status write_file(const std::string& path, const std::string& data) {
   return out.commit();
 }
 
-OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
-  if (path_ == "-") {
+// Files the tools write (topologies, tables) are for anyone to read.
+constexpr mode_t kOutputMode = 0644;
+
+OutputFile::OutputFile(std::string path) {
+  if (path == "-") {
     std::cout.flush();  // what the command printed before goes first
-    file_ = stdout;
     return;
   }
-  tmp_ = path_ + ".tmp";
-  file_ = std::fopen(tmp_.c_str(), "wb");
-  if (file_ == nullptr) {
-    error_ = Error{tmp_ + ": cannot create: " + std::strerror(errno)};
-    tmp_.clear();  // not ours to remove
-  }
-}
-
-OutputFile::~OutputFile() {
-  if (file_ != nullptr && file_ != stdout) std::fclose(file_);
-  if (!tmp_.empty()) std::remove(tmp_.c_str());
-}
-
-void OutputFile::fail(std::string message) {
-  if (!error_) error_ = Error{std::move(message)};
-  if (file_ != nullptr && file_ != stdout) std::fclose(file_);
-  file_ = nullptr;
+  file_.emplace(std::move(path), kOutputMode);
 }
 
 void OutputFile::write(std::string_view data) {
-  if (file_ == nullptr || data.empty()) return;
-  if (std::fwrite(data.data(), 1, data.size(), file_) != data.size()) {
-    fail((tmp_.empty() ? std::string("standard output") : tmp_) + ": write error: " + std::strerror(errno));
+  if (file_) return file_->write(data);
+  if (stdout_error_ || data.empty()) return;
+  if (std::fwrite(data.data(), 1, data.size(), stdout) != data.size()) {
+    stdout_error_ = Error{std::string("standard output: write error: ") + std::strerror(errno)};
   }
 }
 
 Status OutputFile::commit() {
-  if (file_ == stdout) {
-    file_ = nullptr;
-    if (std::fflush(stdout) != 0) fail(std::string("standard output: write error: ") + std::strerror(errno));
-  } else if (file_ != nullptr) {
-    std::FILE* f = file_;
-    file_ = nullptr;
-    if (std::fclose(f) != 0) fail(tmp_ + ": write error: " + std::strerror(errno));
+  if (file_) return file_->commit();
+  if (!stdout_error_ && std::fflush(stdout) != 0) {
+    stdout_error_ = Error{std::string("standard output: write error: ") + std::strerror(errno)};
   }
-  if (error_) return *error_;
-  if (tmp_.empty()) return {};
-  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
-    return Error{path_ + ": cannot rename: " + std::strerror(errno)};  // the destructor removes tmp_
-  }
-  tmp_.clear();
+  if (stdout_error_) return *stdout_error_;
   return {};
 }
 

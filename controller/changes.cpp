@@ -14,6 +14,9 @@ std::optional<Outcome> Controller::commit_change(const Actor& actor, const std::
   // It is the file OpenSM's plugin reads; the store is ours.
   if (policy) {
     if (Status s = write_policy_file(*policy); !s) {
+      // The write may have failed after its rename (the folder could not be
+      // synced): put the file back as the view has it, as below.
+      if (view_) (void)write_policy_file(view_->policy);
       return Outcome{503, "the policy file cannot be written (" + s.error().message + "): nothing changed"};
     }
   }

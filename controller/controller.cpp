@@ -11,7 +11,7 @@
 #include <set>
 #include <sstream>
 
-#include "controller/atomic_file.h"
+#include "files/atomic_file.h"
 #include "policies/policy_loader.h"
 #include "routing/lid_assignment.h"
 #include "routing/node_lookup.h"
@@ -157,7 +157,7 @@ policies::Policy Controller::effective_policy(const std::vector<DrainRecord>& dr
 
 Status Controller::write_policy_file(const policies::Policy& policy) {
   if (config_.policy_output_file.empty()) return {};
-  Status s = write_file_atomically(config_.policy_output_file, policies::render_policy_yaml(policy), 0644);
+  Status s = files::write_file_atomically(config_.policy_output_file, policies::render_policy_yaml(policy), 0644);
   policy_file_ok_ = s.ok();
   policy_file_error_ = s.ok() ? "" : s.error().message;
   return s;

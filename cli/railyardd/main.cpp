@@ -10,7 +10,6 @@
 #include <CLI/CLI.hpp>
 #include <utility>  // before Asio: Boost 1.74's awaitable.hpp uses std::exchange unincluded
 #include <boost/asio.hpp>
-#include <fstream>
 #include <iostream>
 #include <thread>
 
@@ -20,6 +19,7 @@
 #include "controller/controller.h"
 #include "controller/plugin_link.h"
 #include "controller/store.h"
+#include "files/atomic_file.h"
 
 namespace {
 
@@ -120,8 +120,12 @@ int serve(const std::string& path, int port_override, const std::string& port_fi
   }
   spdlog::info("listening on http://{}:{}/api/v1", address, *bound);
   if (!port_file.empty()) {
-    std::ofstream(port_file + ".tmp") << *bound << "\n";
-    std::rename((port_file + ".tmp").c_str(), port_file.c_str());
+    // A script waits for this file: without it, say why and stop rather
+    // than leave the script waiting.
+    if (Status s = files::write_file_atomically(port_file, std::to_string(*bound) + "\n", 0644); !s) {
+      spdlog::error("{}", s.error().message);
+      return 1;
+    }
   }
 
   boost::asio::steady_timer timer(io);
