@@ -96,6 +96,9 @@ struct RoutingReport {
   // graph (none when nothing needed one); entries so filled.
   std::vector<NodeId> turn_switches;
   uint64_t switch_entries_turned = 0;
+  // (switch, CA LID) entries moved off the busiest links after the
+  // balancing by flows (unicast_engine/hot_links.cpp).
+  uint32_t hot_link_moves = 0;
   std::vector<DestinationIssue> unreachable;    // per destination LID, CA destinations only
   std::vector<DestinationIssue> through_drained;
 };

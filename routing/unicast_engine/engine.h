@@ -11,6 +11,8 @@
 //                          and the destination-major table batch
 //   substitute_spines.cpp  trees whose leaves miss one uplink: a plane per
 //                          (source leaf, destination) instead of chains
+//   hot_links.cpp          after the lanes: single choices moved off the
+//                          busiest links
 //   switch_turns.cpp       after the lanes: switch LIDs up*/down* cannot
 //                          reach, through one designated turn switch
 //   route_unicast.cpp      the public entry point: checks, ranking, lanes
@@ -114,6 +116,9 @@ class Engine {
   // The nominal slots (positions as cabled) against the memo's / into it.
   bool same_slots(const RouteMemo& memo) const;
   void export_slots(RouteMemo& memo) const;
+  // After flush(): moves single (switch, destination) choices off the
+  // busiest links while that lowers them (hot_links.cpp); appends each move.
+  void relieve_hot_links(std::vector<TableMove>& moves);
   uint32_t targets_touched() const { return targets_touched_; }
   uint32_t columns_recomputed() const { return columns_recomputed_; }
 
@@ -151,6 +156,7 @@ class Engine {
   void route_flows_of(uint32_t x);
   static constexpr uint64_t kExact = UINT64_MAX;
   PathCost path_cost(uint32_t y, uint32_t add, uint32_t depth, uint64_t fit);
+  bool table_path(uint32_t x, uint32_t t, Lid lid, std::vector<uint32_t>& out) const;
   const PathCost& down_chain(uint32_t y, uint32_t add);
 
   // incremental.cpp

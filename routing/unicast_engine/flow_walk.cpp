@@ -371,8 +371,12 @@ void Engine::route_leaves(uint32_t t, uint32_t slot) {
   column_[t] = own;
   Deferred d{column_, lid_, t, slot, static_cast<uint32_t>(broken_.size())};
   queue_.clear();
+  // nominal_up of every leaf (rank 0): one slot for all of them.
+  const uint32_t k0 = slots_up_[0];
+  const size_t slot0 = k0 == 0 ? 0 : digit_[0] % k0;
   for (uint32_t x : leaves_up_) {
-    const uint32_t e = nominal_up(x);
+    uint32_t e = k0 == 0 ? kNone : up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + slot0];
+    if (e != kNone && !cand_ok(x, e)) e = kNone;
     const uint32_t y = e == kNone ? kNone : remote(e);
     if (e == kNone || !valid_[y]) {  // valid_: whole below the leaf (template)
       defer_or_route(x);

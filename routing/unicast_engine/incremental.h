@@ -12,6 +12,14 @@
 
 namespace railyard::routing {
 
+// One entry of the tables moved after phase B (hot_links.cpp), with the
+// port it had before.
+struct TableMove {
+  uint32_t sw = 0;
+  uint16_t lid = 0;
+  uint8_t port = 0;
+};
+
 struct RouteMemo {
   uint32_t switches = 0;
   RankingKind kind = RankingKind::kFromCas;
@@ -33,6 +41,10 @@ struct RouteMemo {
   std::vector<uint32_t> broken_begin;  // per deferred column, and one past the last
   std::vector<uint32_t> broken;
   bool flows = false;
+  // The moves that relieved the busiest links, in order: an incremental
+  // route undoes them first, so that it starts from the tables phases A and
+  // B left, and makes them again at the end as a full route would.
+  std::vector<TableMove> moves;
 };
 
 namespace unicast {

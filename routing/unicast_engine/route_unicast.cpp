@@ -78,6 +78,12 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
   // Incremental: the columns not re-walked keep the tables they had.
   out.tables = prior != nullptr ? std::move(*prior->tables)
                                 : ForwardingTables(graph.num_switches(), fabric.max_lid().value + 1u);
+  if (prior != nullptr) {
+    // Back to the tables phases A and B left: the moves off the busiest
+    // links are made again at the end.
+    const auto& moves = prior->memo->moves;
+    for (auto it = moves.rbegin(); it != moves.rend(); ++it) out.tables.set(it->sw, Lid{it->lid}, it->port);
+  }
   out.report.ranking = ranking.kind;
   out.report.levels = ranking.levels;
   out.report.roots = static_cast<uint32_t>(ranking.roots.size());
@@ -151,6 +157,12 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
     }
   }
   in_lanes([&](uint32_t lane) { engines[lane]->flush(); });
+  if (options.flow_balance) {
+    std::vector<TableMove> moves;
+    engines[0]->relieve_hot_links(moves);
+    out.report.hot_link_moves = static_cast<uint32_t>(moves.size());
+    if (memo != nullptr) memo->moves = std::move(moves);
+  }
   for (const RoutingReport& r : reports) {
     out.report.ca_ports = std::max(out.report.ca_ports, r.ca_ports);
     out.report.lids_routed += r.lids_routed;

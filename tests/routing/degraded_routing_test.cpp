@@ -398,10 +398,11 @@ TEST(DegradedRouting, SingleLinkSpineOrLeafFailureAllToAllWithin5PercentOfBound)
   t.report("single link, spine or leaf failure: all-to-all <= 1.05 x bound");
 }
 
-// Not met: 1.06-1.09x (radix 16). A core down takes a link from every spine
-// of its plane; within 1.05x the flows of every destination under those
-// spines must shift, not only those that crossed the core.
-TEST(DegradedRouting, DISABLED_CoreFailureAllToAllWithin5PercentOfBound) {
+// A core down takes a link from every spine of its plane: within 1.05x the
+// flows of destinations that did not cross the core must shift too, which
+// the pass over the busiest links does (unicast_engine/hot_links.cpp;
+// before it: 1.06-1.09x).
+TEST(DegradedRouting, CoreFailureAllToAllWithin5PercentOfBound) {
   Tally t;
   for_each_case(kQuality, core_failures, {.a2a = true}, [&](const Judged& j) { a2a_within(1.05, j, t); });
   t.report("core failure: all-to-all <= 1.05 x bound");
@@ -409,7 +410,9 @@ TEST(DegradedRouting, DISABLED_CoreFailureAllToAllWithin5PercentOfBound) {
 
 // Not met: 33 of 48 single failures meet it; the others (every core
 // failure, half the spine failures, a few links) load some shift with its
-// bound + 1.
+// bound + 1, and a core down on the plain fat tree with its bound + 3-4 (the
+// pass over the busiest links puts all-to-all first above 1.05x; + 1 before
+// it).
 TEST(DegradedRouting, DISABLED_SingleFailureEveryRailAlignedShiftAtItsBound) {
   Tally t;
   for_each_case(kQuality, single_failures, {.shifts = true},
@@ -424,7 +427,7 @@ TEST(DegradedRouting, UpToFivePercentAllToAllWithin15PercentOfBound) {
   t.report("up to 5% cut or drained: all-to-all <= 1.15 x bound");
 }
 
-// Not met: 33 (rail-aligned) and 40 (cross-rail) of 58 scenarios meet it;
+// Not met: 34 (rail-aligned) and 42 (cross-rail) of 58 scenarios meet it;
 // worst bound + 3.
 TEST(DegradedRouting, DISABLED_UpToFivePercentShiftsWithinBoundPlusOne) {
   Tally rail, cross;
