@@ -57,7 +57,7 @@
 
 namespace railyard::sm_plugin {
 
-struct SubnetReading;  // fast_path.cpp: what step 1 reads from OpenSM
+struct SubnetReading;  // subnet_reading.h: what step 1 reads from OpenSM
 
 class FastPath {
  public:
