@@ -295,6 +295,9 @@ class Engine {
   std::vector<PathCost> chain_cost_;
   uint32_t chain_epoch_ = 0;
   std::vector<uint32_t> fed_;  // per switch: a waiting switch may send it flows (stamp_)
+  std::vector<uint32_t> leaf_waits_;     // per leaf: it waits for phase B (stamp_; ranked from the CAs)
+  std::vector<uint8_t> leaf_children_;   // per switch: has a leaf below it (ranked from the CAs, else empty)
+  bool fed(uint32_t x) const;
   std::vector<uint32_t> up_slot_entry_;  // per switch x slot: the up entry in that slot, or kNone
   uint32_t slot_stride_ = 0;
   std::vector<uint32_t> port_entry_;     // per switch x 256 ports: the entry of that port, or kNone

@@ -34,6 +34,17 @@ void Engine::setup_flows(const RoutingOptions& options) {
   digit_.assign(slots_up_.size() + 1, 0);
   down_stamp_.assign(n, 0);
   fed_.assign(n, 0);
+  // Ranked from the CAs, the switches with leaves below them (fed()).
+  leaf_children_.clear();
+  leaf_waits_.assign(n, 0);
+  if (rk_.kind == RankingKind::kFromCas) {
+    leaf_children_.assign(n, 0);
+    for (uint32_t y = 0; y < n; ++y) {
+      for (uint32_t i = down_begin_[y]; i < down_begin_[y + 1] && !leaf_children_[y]; ++i) {
+        leaf_children_[y] = rk_.rank[down_rec_[i].remote] == 0;
+      }
+    }
+  }
   down_nom_.assign(n, kNone);
   nom_.assign(n, kNone);
   chain_stamp_.assign(n, 0);
@@ -311,17 +322,34 @@ void Engine::defer(Deferred d) {
 // some in phase B, it waits (broken_), and so do the switches it may send
 // them to; else it takes any shortest way.
 void Engine::defer_or_route(uint32_t x) {
-  if (ca_begin_[x] != ca_begin_[x + 1] || fed_[x] == stamp_) {
+  if (ca_begin_[x] != ca_begin_[x + 1] || fed(x)) {
     broken_.push_back(x);
     // Every switch above it may get its flows (its candidates are among
     // them; marking the others costs nothing: they do not wait unless
-    // their own nominal path is broken too).
+    // their own nominal path is broken too). A leaf only says it waits
+    // (fed() asks its parents' children): most destinations have many
+    // waiting leaves and few waiting switches above them to ask.
+    if (!leaf_children_.empty() && rk_.rank[x] == 0) {
+      leaf_waits_[x] = stamp_;
+      return;
+    }
     for (uint32_t i = up_begin_[x]; i < up_begin_[x + 1]; ++i) fed_[up_rec_[i].remote] = stamp_;
     return;
   }
   const uint32_t e = nominal_up(x);
   auto [cf, count] = candidates(x);
   if (e != kNone || count > 0) put(x, port(e != kNone ? e : cand_[cf]));
+}
+
+// Whether a waiting switch may send x flows for the current destination:
+// one marked it (fed_), or a leaf below it waits (leaf_waits_).
+bool Engine::fed(uint32_t x) const {
+  if (fed_[x] == stamp_) return true;
+  if (leaf_children_.empty() || !leaf_children_[x]) return false;
+  for (uint32_t i = down_begin_[x]; i < down_begin_[x + 1]; ++i) {
+    if (leaf_waits_[down_rec_[i].remote] == stamp_) return true;
+  }
+  return false;
 }
 
 // Ranked from the CAs, only the leaves' digits change from one destination
@@ -400,7 +428,7 @@ void Engine::route_leaves(uint32_t t, uint32_t slot) {
     // Switches above whose nominal path is broken wait too if a waiting
     // leaf may send them flows.
     for (uint32_t x : upper_broken_) {
-      if (fed_[x] != stamp_) continue;
+      if (!fed(x)) continue;
       column_[x] = ForwardingTables::kNoPath;
       defer_or_route(x);
     }
