@@ -182,7 +182,16 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
     if (ca_begin_[t] != ca_begin_[t + 1]) continue;  // a leaf: routed with its CAs
     const Port& p0 = fabric_.port(fabric_.node(g_.node(t)).first_port);
     if (!p0.lid.valid()) continue;
-    prepare_target(t);
+    // An incremental route takes the modes from the memo when the change
+    // cannot have moved them (the column is walked again all the same: its
+    // chains and cones balance by counters over every switch LID).
+    if (prior_ != nullptr && modes_kept(t)) {
+      load_modes(t);
+      list_modes(t);
+    } else {
+      prepare_target(t);
+    }
+    if (memo_ != nullptr) save_modes(t);
     reserve_columns(1u << p0.lmc);
     const size_t first_col = batch_lids_.size();
     for (uint32_t k = 0; k < (1u << p0.lmc); ++k) {

@@ -25,8 +25,8 @@ struct RouteMemo {
   RankingKind kind = RankingKind::kFromCas;
   std::vector<uint32_t> rank;
   std::vector<uint32_t> base_up, base_down, slots_up;  // per rank (Engine::compute_slots)
-  // Per leaf with CAs: the modes of every switch toward it (SwitchState
-  // bytes, Engine::prepare_target), at modes_at[leaf] * switches.
+  // Per switch: the modes of every switch toward it (SwitchState bytes,
+  // Engine::prepare_target), at modes_at[target] * switches.
   std::vector<uint32_t> modes_at;  // per switch: kNoModes unless a target
   std::vector<uint32_t> modes;     // packed SwitchState, 4 bytes each
   static constexpr uint32_t kNoModes = UINT32_MAX;

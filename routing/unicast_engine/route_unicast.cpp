@@ -62,9 +62,7 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
     memo->flows = options.flow_balance;
     memo->modes_at.assign(n, RouteMemo::kNoModes);
     uint32_t targets = 0;
-    for (uint32_t s = 0; s < n; ++s) {
-      if (graph.num_cas(s) > 0) memo->modes_at[s] = targets++;
-    }
+    for (uint32_t s = 0; s < n; ++s) memo->modes_at[s] = targets++;  // every switch is a target
     memo->modes.assign(static_cast<size_t>(targets) * n, 0);
   }
   // Shared by both lanes, read only.
