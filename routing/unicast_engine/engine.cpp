@@ -82,11 +82,18 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
   const size_t first = leaves.size() * lane / lanes, last = leaves.size() * (lane + 1) / lanes;
   // Phase B rewrites columns of every target: the batch keeps them all.
   if (flows_) batch_cap_ = SIZE_MAX;
-  target_seq_ = static_cast<uint32_t>(first);
+  // Balanced by flows, phase A of a leaf reads nothing another leaf wrote:
+  // the lanes take every lanes-th leaf (an incremental route's re-walked
+  // leaves, often one pod's, then spread over both), and absorb() puts the
+  // destinations left to phase B back in leaf order. Else (chains and cones,
+  // balanced by counters per lane) each lane takes a contiguous share.
+  leaf_pos_.assign(n, 0);
+  for (size_t li = 0; li < leaves.size(); ++li) leaf_pos_[leaves[li]] = static_cast<uint32_t>(li);
+  const size_t begin = flows_ ? lane : first, end = flows_ ? leaves.size() : last, step = flows_ ? lanes : 1;
   std::vector<Lid> ca_lids;        // the current target's CA LIDs, in order
   std::vector<size_t> ca_columns;  // their batch columns (kSkipped: not re-walked)
   constexpr size_t kSkipped = SIZE_MAX;
-  for (size_t li = first; li < last; ++li) {
+  for (size_t li = begin; li < end; li += step) {
     uint32_t t = leaves[li];
     // An incremental route takes the modes from the memo when the change
     // cannot have moved them, and re-walks only the columns the change can
@@ -97,7 +104,7 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
     } else {
       prepare_target(t);
     }
-    ++target_seq_;
+    target_seq_ = static_cast<uint32_t>(li + 1);
     if (memo_ != nullptr) save_modes(t);
     const bool touched = prior_ == nullptr || mark_dirty(t);
     if (touched && modes_from_memo_) list_modes(t);
@@ -162,6 +169,7 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
       ++report_.lids_routed;
     }
   }
+  target_seq_ = static_cast<uint32_t>(last);  // the switch LIDs' chains read it
   // CA ports hanging off nothing: every other CA port misses them.
   for (PortId p : lane == 0 ? std::span<const PortId>(detached_) : std::span<const PortId>()) {
     const Port& port = fabric_.port(p);

@@ -306,6 +306,7 @@ class Engine {
   std::vector<uint32_t> order_;          // switches top-down: rk_.order, or by GUID within a rank
   std::vector<uint32_t> pod_;            // per switch: its pod (three levels and more), else empty
   std::vector<uint32_t> seq_;            // per switch: its sequence among switches of its rank (GUID order)
+  std::vector<uint32_t> leaf_pos_;       // per switch: its position in the order leaves are taken (run)
   // Destinations with switches left for phase B: their column, leaf, slot
   // and first switch in broken_ (bottom-up).
   struct Deferred {

@@ -202,12 +202,32 @@ void Engine::route_flows_of(uint32_t x) {
 // the leaves in order).
 void Engine::absorb(Engine& other) {
   for (size_t e = 0; e < load_.size(); ++e) load_[e] += other.load_[e];
-  const uint32_t b = static_cast<uint32_t>(broken_.size());
-  for (Deferred d : other.deferred_) {
-    d.first_broken += b;
-    deferred_.push_back(d);
+  // Both lists in leaf order, merged so (a leaf's destinations stay
+  // together and in their order), each with its waiting switches.
+  std::vector<Deferred> merged;
+  std::vector<uint32_t> broken;
+  merged.reserve(deferred_.size() + other.deferred_.size());
+  broken.reserve(broken_.size() + other.broken_.size());
+  size_t i = 0, j = 0;
+  auto take = [&](const Engine& from, size_t k) {
+    Deferred d = from.deferred_[k];
+    const uint32_t last =
+        k + 1 < from.deferred_.size() ? from.deferred_[k + 1].first_broken : static_cast<uint32_t>(from.broken_.size());
+    broken.insert(broken.end(), from.broken_.begin() + d.first_broken, from.broken_.begin() + last);
+    d.first_broken = static_cast<uint32_t>(broken.size() - (last - d.first_broken));
+    merged.push_back(d);
+  };
+  while (i < deferred_.size() || j < other.deferred_.size()) {
+    const bool mine = j == other.deferred_.size() ||
+                      (i < deferred_.size() && leaf_pos_[deferred_[i].t] <= leaf_pos_[other.deferred_[j].t]);
+    if (mine) {
+      take(*this, i++);
+    } else {
+      take(other, j++);
+    }
   }
-  broken_.insert(broken_.end(), other.broken_.begin(), other.broken_.end());
+  deferred_ = std::move(merged);
+  broken_ = std::move(broken);
   leaf_copies_.insert(leaf_copies_.end(), other.leaf_copies_.begin(), other.leaf_copies_.end());
   other.deferred_.clear();
 }
