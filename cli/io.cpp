@@ -38,7 +38,9 @@ OutputFile::OutputFile(std::string path) {
     std::cout.flush();  // what the command printed before goes first
     return;
   }
-  file_.emplace(std::move(path), kOutputMode);
+  // Outputs can be made again and may be large: replaced atomically, not
+  // synced (files/atomic_file.h, Durability).
+  file_.emplace(std::move(path), kOutputMode, files::Durability::kReplaced);
 }
 
 void OutputFile::write(std::string_view data) {

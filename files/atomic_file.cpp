@@ -20,7 +20,8 @@ Error failure(const std::string& path, const std::string& what, int err) {
 
 }  // namespace
 
-AtomicFile::AtomicFile(std::string path, mode_t mode) : path_(std::move(path)), tmp_(path_ + ".tmp"), mode_(mode) {
+AtomicFile::AtomicFile(std::string path, mode_t mode, Durability durability)
+    : path_(std::move(path)), tmp_(path_ + ".tmp"), mode_(mode), durability_(durability) {
   // O_NOFOLLOW: a symlink planted at the temporary name is refused rather
   // than followed to a file elsewhere.
   fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode_);
@@ -56,7 +57,7 @@ Status AtomicFile::commit() {
   // fchmod: O_CREAT's mode is filtered by the umask, and an old temporary
   // file keeps its mode.
   if (!error_ && ::fchmod(fd_, mode_) != 0) fail("cannot set the mode", errno);
-  if (!error_ && ::fsync(fd_) != 0) fail("cannot sync", errno);
+  if (!error_ && durability_ == Durability::kSynced && ::fsync(fd_) != 0) fail("cannot sync", errno);
   if (!error_) {
     const int fd = std::exchange(fd_, -1);
     if (::close(fd) != 0) fail("cannot close", errno);
@@ -68,6 +69,7 @@ Status AtomicFile::commit() {
     return *error_;
   }
   remove_tmp_ = false;  // renamed: the name is no longer ours
+  if (durability_ == Durability::kReplaced) return {};
   // The rename is durable once the folder is synced. EINVAL: a file system
   // that cannot sync a folder (some network ones) has nothing to make durable.
   std::string dir = std::filesystem::path(path_).parent_path().string();

@@ -5,7 +5,8 @@
 //
 // The bytes go to "<path>.tmp" beside the file (a rename is atomic only within
 // one file system); commit() syncs it, renames it over `path` and syncs the
-// folder, which makes the rename itself durable. A failed commit() removes
+// folder, which makes the rename itself durable (Durability::kReplaced: the
+// rename only). A failed commit() removes
 // the temporary file at once, and without commit() (an exception, an early
 // return) the destructor does: either way the old file is untouched. The first failure is kept and every later write
 // ignored, so a producer streaming chunks writes everything and asks once, at
@@ -16,6 +17,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,10 +26,23 @@
 
 namespace railyard::files {
 
+// How far commit() goes.
+enum class Durability : uint8_t {
+  // Synced, then renamed, then the folder synced: after a crash, power loss
+  // included, the file is the old one or the new one. For state (the
+  // controller's policy file, the port file).
+  kSynced,
+  // Renamed without syncing: a reader never sees a half-written file, but a
+  // power loss shortly after may lose the new one. For outputs that can be
+  // made again and may be large (`railyard route`'s 1.65 GB dump at 16k CAs:
+  // syncing it costs seconds).
+  kReplaced,
+};
+
 class AtomicFile {
  public:
   // The new file gets exactly `mode`, whatever the umask.
-  AtomicFile(std::string path, mode_t mode);
+  AtomicFile(std::string path, mode_t mode, Durability durability = Durability::kSynced);
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
@@ -44,6 +59,7 @@ class AtomicFile {
   std::string path_;
   std::string tmp_;
   mode_t mode_;
+  Durability durability_;
   int fd_ = -1;              // -1 after a failure or commit()
   bool remove_tmp_ = false;  // the temporary file is ours and still there
   std::optional<Error> error_;

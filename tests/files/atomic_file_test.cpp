@@ -71,6 +71,30 @@ TEST_F(AtomicFileTest, ReplacesTheFileWithTheCompleteContentAndMode) {
   EXPECT_EQ(names(), std::vector<std::string>{"policy.yaml"}) << "no temporary file left";
 }
 
+// Durability::kReplaced (the CLI's outputs) skips the syncs only: the file
+// is still replaced whole, with its mode, or left as it was.
+TEST_F(AtomicFileTest, ReplacedWithoutSyncIsStillWholeOrNothing) {
+  std::ofstream(path_) << "old\n";
+  const std::string text = big_text();
+  {
+    AtomicFile file(path_, 0600, Durability::kReplaced);
+    file.write(text);
+    EXPECT_EQ(read(path_), "old\n") << "nothing is visible before commit";
+    ASSERT_TRUE(file.commit().ok());
+  }
+  EXPECT_EQ(read(path_), text);
+  struct stat st {};
+  ASSERT_EQ(::stat(path_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  EXPECT_EQ(names(), std::vector<std::string>{"policy.yaml"});
+  {
+    AtomicFile file(path_, 0644, Durability::kReplaced);
+    file.write("never committed");
+  }
+  EXPECT_EQ(read(path_), text);
+  EXPECT_EQ(names(), std::vector<std::string>{"policy.yaml"});
+}
+
 TEST_F(AtomicFileTest, CreatesAFileThatWasNotThere) {
   ASSERT_TRUE(write_file_atomically(path_, "new\n", 0644).ok());
   EXPECT_EQ(read(path_), "new\n");
