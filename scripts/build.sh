@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # build.sh FLAVOUR [TARGET...] — configure and build railyard into build/FLAVOUR.
 #   release  RelWithDebInfo (-O2 -g1), with benchmarks    (build/release)
+#            installing into /usr (scripts/package.sh packages this tree)
 #            (RAILYARD_BENCH=OFF in the environment leaves them out)
 #   asan     -O1 -g1 + AddressSanitizer/UBSan, no benchmarks (build/asan)
 #   fuzz     clang + libFuzzer targets (tests/fuzz)        (build/fuzz)
@@ -16,7 +17,10 @@ shift || true
 case $flavour in
   # -g1 (line tables: perf and gdb backtraces with lines) instead of -g: the
   # debug info was a good part of the compile time on 2 cores.
+  # Prefix /usr: the release tree is the one scripts/package.sh packages, and
+  # the plugin's default port probe path is compiled in from the prefix.
   release) opts=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DRAILYARD_SANITIZE=OFF -DRAILYARD_BENCH=${RAILYARD_BENCH:-ON}
+                 -DCMAKE_INSTALL_PREFIX=/usr
                  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG") ;;
   # -O1 -g1: ASan's reports keep their lines; the tests run faster than at -O0.
   asan) opts=(-DCMAKE_BUILD_TYPE=Debug -DRAILYARD_SANITIZE=ON -DRAILYARD_BENCH=OFF
