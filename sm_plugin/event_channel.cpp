@@ -191,8 +191,8 @@ void EventChannel::serve(int fd) {
     }
   }
   const uint64_t hello_dropped = std::get<HelloEvent>(hello.body).dropped;
-  out.push_back(encode_event(hello));
-  if (fabric.seq != 0) out.push_back(encode_event(fabric));
+  out.push_back(event_line(hello));
+  if (fabric.seq != 0) out.push_back(event_line(fabric));
   log(LogLevel::kInfo, "controller connected on " + options_.socket_path + " (" + std::to_string(hello_dropped) +
                            " events dropped so far)");
 
@@ -216,7 +216,7 @@ void EventChannel::serve(int fd) {
         std::lock_guard lock(mu_);
         batch.swap(queue_);
       }
-      for (const Event& e : batch) out.push_back(encode_event(e));
+      for (const Event& e : batch) out.push_back(event_line(e));
       batch.clear();
     }
     pollfd fds[2] = {{fd, static_cast<short>(POLLIN | (out.empty() ? 0 : POLLOUT)), 0}, {wake_r_, POLLIN, 0}};

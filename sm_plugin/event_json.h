@@ -1,43 +1,33 @@
-// The plugin <-> controller wire format (docs/plugin_protocol.md): events out
-// and commands in, one JSON object per line.
-//
-// Pure functions, no socket and no OpenSM: the channel (event_channel.h) calls
-// them on its own thread; tests call them directly. Strings from the fabric
-// (node descriptions are 64 raw bytes from the wire) may be invalid UTF-8:
-// such bytes become U+FFFD rather than failing the line.
+// The plugin's end of the controller socket's wire format
+// (docs/plugin_protocol.md). The encoding and decoding are the protocol's
+// (protocol/event_codec.h, protocol/command_codec.h), shared with the
+// controller; what is here is the plugin's use of them: whole lines for its
+// socket, and which command lines it acts on.
 #pragma once
 
-#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "protocol/command_codec.h"
+#include "protocol/event_codec.h"
 #include "routing/result.h"
 #include "sm_plugin/events.h"
 
 namespace railyard::sm_plugin {
 
-// The `type` field of an event body ("trap", "routing_pass", ...).
-std::string_view event_type(const EventBody& body);
+using protocol::Command;
+using protocol::CommandKind;
+using protocol::kMaxRequestId;
 
-// One line, ended by '\n'. A FabricEvent's fabric is serialized here
-// (routing/topology_writer.h): call it off OpenSM's threads.
-std::string encode_event(const Event& event);
-
-enum class CommandKind : uint8_t { kReroute, kPolicyChanged };
-std::string_view to_string(CommandKind kind);
-
-struct Command {
-  CommandKind kind = CommandKind::kReroute;
-  std::string id;  // opaque, at most kMaxRequestId bytes; empty when the controller gave none
-};
-
-constexpr size_t kMaxRequestId = 128;
+// One line for the socket: the event's JSON text and '\n'. A FabricEvent's
+// fabric is serialized here: call it off OpenSM's threads.
+std::string event_line(const Event& event);
 
 // One command line (with or without its '\n'). A known command: the Command.
-// A JSON object of another `type` (or none): std::nullopt, ignored for forward
-// compatibility. Errors name what is wrong: not JSON, not an object, an id that
-// is not a string or is longer than kMaxRequestId bytes.
+// A JSON object of another `type`, or of none: std::nullopt, ignored for
+// forward compatibility. Other errors name what is wrong (not JSON, not an
+// object, an id that is not a string or is longer than kMaxRequestId bytes).
 Result<std::optional<Command>> parse_command_line(std::string_view line);
 
 }  // namespace railyard::sm_plugin

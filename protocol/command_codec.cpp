@@ -1,0 +1,46 @@
+#include "protocol/command_codec.h"
+
+#include "protocol/field_reader.h"
+
+namespace railyard::protocol {
+
+using nlohmann::json;
+
+std::string_view to_string(CommandKind kind) {
+  return kind == CommandKind::kReroute ? "reroute" : "policy_changed";
+}
+
+std::optional<CommandKind> parse_command_kind(std::string_view type) {
+  if (type == "reroute") return CommandKind::kReroute;
+  if (type == "policy_changed") return CommandKind::kPolicyChanged;
+  return std::nullopt;
+}
+
+std::string encode_command(const Command& command) {
+  return json{{"type", to_string(command.kind)}, {"id", command.id}}.dump(-1, ' ', false,
+                                                                          json::error_handler_t::replace);
+}
+
+Decoded<Command> decode_command(const json& line) {
+  if (!line.is_object()) return DecodeError{DecodeError::Kind::kNotAnObject, "", "", "not a JSON object"};
+  try {
+    const std::string type = FieldReader(line, "").string("type");
+    const std::optional<CommandKind> kind = parse_command_kind(type);
+    if (!kind) return DecodeError{DecodeError::Kind::kUnknownType, "", "", "unknown type '" + type + "'"};
+    const FieldReader r(line, type);
+    Command c{*kind, r.has("id") ? r.string("id") : std::string()};
+    if (c.id.size() > kMaxRequestId) throw r.bad_value("id", "longer than " + std::to_string(kMaxRequestId) + " bytes");
+    return c;
+  } catch (const DecodeError& error) {
+    return error;
+  }
+}
+
+Decoded<Command> decode_command_line(std::string_view line) {
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+  const json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return DecodeError{DecodeError::Kind::kNotJson, "", "", "not JSON"};
+  return decode_command(j);
+}
+
+}  // namespace railyard::protocol

@@ -1,0 +1,86 @@
+#include "protocol/event_names.h"
+
+#include <array>
+#include <utility>
+
+#include "routing/topology_writer.h"
+
+namespace railyard::protocol {
+
+namespace {
+
+template <class... Ts>
+struct Overloaded : Ts... {
+  using Ts::operator()...;
+};
+
+constexpr std::array<std::pair<SimpleKind, std::string_view>, 5> kSimpleKinds = {{
+    {SimpleKind::kHeavySweepStart, "heavy_sweep_start"},
+    {SimpleKind::kHeavySweepDone, "heavy_sweep_done"},
+    {SimpleKind::kSubnetUp, "subnet_up"},
+    {SimpleKind::kSaDbDumped, "sa_db_dumped"},
+    {SimpleKind::kStateChange, "state_change"},
+}};
+
+constexpr std::array<std::pair<RoutingReason, std::string_view>, 4> kReasons = {{
+    {RoutingReason::kNone, "none"},
+    {RoutingReason::kHeavySweep, "heavy_sweep"},
+    {RoutingReason::kReroute, "reroute"},
+    {RoutingReason::kFastPath, "fast_path"},
+}};
+
+}  // namespace
+
+std::string_view to_string(SimpleKind kind) {
+  for (const auto& [k, name] : kSimpleKinds) {
+    if (k == kind) return name;
+  }
+  return "unknown";
+}
+
+std::optional<SimpleKind> parse_simple_kind(std::string_view type) {
+  for (const auto& [k, name] : kSimpleKinds) {
+    if (name == type) return k;
+  }
+  return std::nullopt;
+}
+
+std::string_view to_string(RoutingReason reason) {
+  for (const auto& [r, name] : kReasons) {
+    if (r == reason) return name;
+  }
+  return "none";
+}
+
+std::optional<RoutingReason> parse_routing_reason(std::string_view text) {
+  for (const auto& [r, name] : kReasons) {
+    if (name == text) return r;
+  }
+  return std::nullopt;
+}
+
+std::string_view event_type(const EventBody& body) {
+  return std::visit(Overloaded{
+                        [](const SimpleEvent& e) { return to_string(e.kind); },
+                        [](const TrapEvent&) { return std::string_view("trap"); },
+                        [](const LftChangeEvent&) { return std::string_view("lft_change"); },
+                        [](const UcastRoutingDoneEvent&) { return std::string_view("ucast_routing_done"); },
+                        [](const RoutingPassEvent&) { return std::string_view("routing_pass"); },
+                        [](const FabricEvent&) { return std::string_view("fabric"); },
+                        [](const PortCountersEvent&) { return std::string_view("port_counters"); },
+                        [](const PortErrorsEvent&) { return std::string_view("port_errors"); },
+                        [](const PortSelectEvent&) { return std::string_view("port_select"); },
+                        [](const AckEvent&) { return std::string_view("ack"); },
+                        [](const HelloEvent&) { return std::string_view("hello"); },
+                        [](const FastPathEvent&) { return std::string_view("fast_path"); },
+                    },
+                    body);
+}
+
+bool FabricEvent::operator==(const FabricEvent& other) const {
+  if (pass != other.pass || !fabric != !other.fabric) return false;
+  return !fabric || fabric == other.fabric ||
+         routing::write_topology(*fabric) == routing::write_topology(*other.fabric);
+}
+
+}  // namespace railyard::protocol
