@@ -32,6 +32,7 @@
 #include "controller/config.h"
 #include "controller/fabric_view.h"
 #include "controller/store.h"
+#include "protocol/plugin_events.h"
 #include "routing/ar_groups.h"
 #include "routing/route_diff.h"
 #include "routing/sharp_allocator.h"
@@ -252,9 +253,14 @@ class Controller {
   Result<routing::SharpAllocation> sharp_allocate(const JobRecord& job);
   std::vector<std::string> down_links() const;
   static std::vector<std::string> down_links(const std::vector<LinkStateRecord>& states);
+  // `time`: when the reporter says it happened (believed when plausible); else now.
   void record_event(const std::string& source, const std::string& type, const nlohmann::json& body,
-                    const std::string& external_id = {});
-  void handle_fabric_snapshot(const nlohmann::json& event);
+                    std::optional<double> time = std::nullopt);
+  // A decoded plugin event (plugin_events.cpp; mu_ held): what it does to
+  // requests and counters. `line` is the event as received, stored as is.
+  void take_plugin_event(const protocol::EventBody& body, const std::string& type, nlohmann::json& line,
+                         double time);
+  void handle_fabric_snapshot(const protocol::FabricEvent& snapshot);
   void note_link_changes(const FabricView* before, const FabricView& after);
   std::string next_request_id();
 

@@ -1,8 +1,12 @@
 // Controller: what the plugin's event lines do (docs/plugin_protocol.md).
 //
 // Lines come from outside the process: they are parsed with bounded nesting
-// (controller/bounded_json.h), fields of the wrong type are treated as absent,
-// and the drop counters believe a sequence number only when it is plausible.
+// (controller/bounded_json.h) and decoded by the protocol's one definition
+// (protocol/event_codec.h). A line that does not decode is recorded as
+// `plugin_line_rejected` with the decoder's reason (naming the field) and
+// does nothing else; a type this build does not know is counted and ignored
+// (forward compatibility). The drop counters believe a sequence number only
+// when it is plausible.
 #include <cmath>
 #include <optional>
 #include <set>
@@ -10,7 +14,7 @@
 
 #include "controller/bounded_json.h"
 #include "controller/controller.h"
-#include "routing/topology_reader.h"
+#include "protocol/event_codec.h"
 
 namespace railyard::controller {
 
@@ -31,58 +35,45 @@ constexpr uint64_t kMaxPlausibleHelloDropIncrease = 100'000'000;
 
 // Events worth keeping in the database. lft_change (one per 64-entry block)
 // and port_counters (every perf manager sweep) are counted, not stored.
-const std::set<std::string>& stored_types() {
-  static const std::set<std::string> kTypes = {"hello", "trap", "heavy_sweep_start", "heavy_sweep_done",
-                                               "subnet_up", "ucast_routing_done", "routing_pass", "port_errors",
-                                               "ack"};
-  return kTypes;
+bool stored(const protocol::EventBody& body) {
+  if (const auto* simple = std::get_if<protocol::SimpleEvent>(&body)) {
+    return simple->kind == protocol::SimpleKind::kHeavySweepStart ||
+           simple->kind == protocol::SimpleKind::kHeavySweepDone || simple->kind == protocol::SimpleKind::kSubnetUp;
+  }
+  return std::holds_alternative<protocol::HelloEvent>(body) || std::holds_alternative<protocol::TrapEvent>(body) ||
+         std::holds_alternative<protocol::UcastRoutingDoneEvent>(body) ||
+         std::holds_alternative<protocol::RoutingPassEvent>(body) ||
+         std::holds_alternative<protocol::PortErrorsEvent>(body) || std::holds_alternative<protocol::AckEvent>(body);
 }
 
-std::string string_field(const json& e, const char* key, const std::string& fallback) {
-  auto it = e.find(key);
-  return it != e.end() && it->is_string() ? it->get<std::string>() : fallback;
-}
-
-bool bool_field(const json& e, const char* key, bool fallback) {
-  auto it = e.find(key);
-  return it != e.end() && it->is_boolean() ? it->get<bool>() : fallback;
-}
-
-std::optional<uint64_t> unsigned_field(const json& e, const char* key) {
-  auto it = e.find(key);
-  if (it == e.end() || !it->is_number_unsigned()) return std::nullopt;
-  return it->get<uint64_t>();
-}
-
-// Follows the event's seq (and a hello's `dropped`) into `last_seq` and
-// `dropped`. Returns why the numbers were not believed, or "" when they were.
-std::string account_seq(const json& event, const std::string& type, uint64_t& last_seq, uint64_t& dropped) {
-  const std::optional<uint64_t> seq = unsigned_field(event, "seq");
-  if (!seq) return {};
+// Follows the event's seq (and a hello's `dropped`, when the line decoded to
+// one) into `last_seq` and `dropped`. Returns why the numbers were not
+// believed, or "" when they were.
+std::string account_seq(uint64_t seq, const protocol::HelloEvent* hello, uint64_t& last_seq, uint64_t& dropped) {
   const uint64_t previous = last_seq;
-  last_seq = *seq;  // believed or not, the baseline moves to it
-  if (type == "hello") {
+  last_seq = seq;  // believed or not, the baseline moves to it
+  if (hello) {
     // A hello opens a connection: its seq is the new baseline. Every event
     // before it was sent or dropped, so dropped < seq.
-    const std::optional<uint64_t> reported = unsigned_field(event, "dropped");
-    if (!reported || *reported <= dropped) return {};
-    if (*reported >= *seq) {
-      return "hello.dropped " + std::to_string(*reported) + " is not below its seq " + std::to_string(*seq);
+    const uint64_t reported = hello->dropped;
+    if (reported <= dropped) return {};
+    if (reported >= seq) {
+      return "hello.dropped " + std::to_string(reported) + " is not below its seq " + std::to_string(seq);
     }
-    if (*reported - dropped > kMaxPlausibleHelloDropIncrease) {
-      return "hello.dropped " + std::to_string(*reported) + " would raise the dropped count by more than " +
+    if (reported - dropped > kMaxPlausibleHelloDropIncrease) {
+      return "hello.dropped " + std::to_string(reported) + " would raise the dropped count by more than " +
              std::to_string(kMaxPlausibleHelloDropIncrease);
     }
-    dropped = *reported;
+    dropped = reported;
     return {};
   }
   if (previous == 0) return {};  // the first numbered line of this connection
-  if (*seq <= previous) {
-    return "seq went from " + std::to_string(previous) + " back to " + std::to_string(*seq);
+  if (seq <= previous) {
+    return "seq went from " + std::to_string(previous) + " back to " + std::to_string(seq);
   }
-  const uint64_t gap = *seq - previous - 1;
+  const uint64_t gap = seq - previous - 1;
   if (gap > kMaxPlausibleSeqGap) {
-    return "seq jumped from " + std::to_string(previous) + " to " + std::to_string(*seq);
+    return "seq jumped from " + std::to_string(previous) + " to " + std::to_string(seq);
   }
   dropped += gap;
   return {};
@@ -91,19 +82,15 @@ std::string account_seq(const json& event, const std::string& type, uint64_t& la
 }  // namespace
 
 void Controller::record_event(const std::string& source, const std::string& type, const nlohmann::json& body,
-                              const std::string& external_id) {
+                              std::optional<double> time) {
   EventRecord e;
   const double now = unix_now();
   e.time = now;
   // The plugin runs on this host: its clock is ours. A time from the future
   // (beyond clock steps) or before 1970 is not believed.
-  if (auto it = body.find("time"); it != body.end() && it->is_number()) {
-    const double t = it->get<double>();
-    if (std::isfinite(t) && t >= 0 && t <= now + 3600) e.time = t;
-  }
+  if (time && std::isfinite(*time) && *time >= 0 && *time <= now + 3600) e.time = *time;
   e.source = source;
   e.type = type;
-  e.external_id = external_id;
   e.body = safe_dump(body);
   store_->add_event(std::move(e));
 }
@@ -126,86 +113,96 @@ void Controller::on_plugin_connection(bool connected) {
 
 void Controller::on_plugin_line(const std::string& line) {
   std::string error;
-  json event = parse_bounded_json(line, &error);
-  if (!event.is_discarded() && (!event.is_object() || !event.contains("type") || !event["type"].is_string())) {
-    error = "not a JSON object with a string \"type\"";
+  json raw = parse_bounded_json(line, &error);
+  std::optional<protocol::Envelope> envelope;
+  if (!raw.is_discarded()) {
+    protocol::Decoded<protocol::Envelope> env = protocol::decode_envelope(raw);
+    if (env) {
+      envelope = std::move(*env);
+    } else {
+      error = env.error().message();
+    }
   }
-  if (!error.empty()) {
+  if (!envelope) {
     std::lock_guard lock(mu_);
     record_event("controller", "plugin_line_rejected", {{"error", error}, {"bytes", line.size()}});
     return;
   }
-  const std::string type = event["type"].get<std::string>();
+  // The body is decoded before the lock: a fabric snapshot's topology (~9 MB
+  // at 16k CAs) is read here.
+  protocol::Decoded<protocol::EventBody> body = protocol::decode_event_body(envelope->type, raw);
 
-  auto follow_seq = [&] {  // mu_ held
-    const uint64_t before = last_plugin_seq_;
-    const std::string anomaly = account_seq(event, type, last_plugin_seq_, counters_.plugin_events_dropped);
-    if (!anomaly.empty()) {
-      record_event("controller", "plugin_seq_anomaly",
-                   {{"event", type}, {"previous_seq", before}, {"reason", anomaly + "; not counted as drops"}});
+  std::lock_guard lock(mu_);
+  // Every numbered line counts for drops, whatever its body: the plugin sent it.
+  const uint64_t before = last_plugin_seq_;
+  const auto* hello = body ? std::get_if<protocol::HelloEvent>(&*body) : nullptr;
+  const std::string anomaly = account_seq(envelope->seq, hello, last_plugin_seq_, counters_.plugin_events_dropped);
+  if (!anomaly.empty()) {
+    record_event("controller", "plugin_seq_anomaly",
+                 {{"event", envelope->type}, {"previous_seq", before}, {"reason", anomaly + "; not counted as drops"}});
+  }
+  if (!body) {
+    if (body.error().kind == protocol::DecodeError::Kind::kUnknownType) {
+      ++counters_.plugin_events;  // a newer plugin's: counted, not understood
+      return;
     }
-  };
-  if (type == "fabric") {
-    {
-      std::lock_guard lock(mu_);
-      follow_seq();
+    if (envelope->type == "fabric") {
+      record_event("controller", "snapshot_rejected",
+                   {{"pass", raw.contains("pass") ? safe_dump(raw["pass"]) : "?"}, {"error", body.error().message()}});
+    } else {
+      record_event("controller", "plugin_line_rejected",
+                   {{"error", body.error().message()}, {"bytes", line.size()}});
     }
-    handle_fabric_snapshot(event);
     return;
   }
-  std::lock_guard lock(mu_);
+  take_plugin_event(*body, envelope->type, raw, envelope->time);
+}
+
+void Controller::take_plugin_event(const protocol::EventBody& body, const std::string& type, json& line,
+                                   double time) {
+  if (const auto* fabric = std::get_if<protocol::FabricEvent>(&body)) {
+    handle_fabric_snapshot(*fabric);
+    return;
+  }
   ++counters_.plugin_events;
-  follow_seq();
-  if (type == "lft_change") {
+  if (std::holds_alternative<protocol::LftChangeEvent>(body)) {
     ++counters_.lft_changes;
     ++lft_changes_in_pass_;
     return;
   }
-  if (type == "routing_pass") {
+  if (const auto* pass = std::get_if<protocol::RoutingPassEvent>(&body)) {
     lft_changes_in_pass_ = 0;
-    const bool ok = string_field(event, "status", "") == "ok";
-    if (!ok && event.contains("requests") && event["requests"].is_array()) {
-      const std::string reason = string_field(event, "reason", "(no reason)");
-      for (const auto& id : event["requests"]) {
-        if (id.is_string()) {
-          finish_request(id.get<std::string>(), false, "railyard's routing pass was refused: " + reason, unix_now());
-        }
+    if (!pass->ok) {
+      for (const std::string& id : pass->requests) {
+        finish_request(id, false, "railyard's routing pass was refused: " + pass->reason, unix_now());
       }
     }
   }
-  if (type == "ucast_routing_done" && event.contains("requests") && event["requests"].is_array()) {
-    const bool ok = bool_field(event, "engine_ok", true);
+  if (const auto* done = std::get_if<protocol::UcastRoutingDoneEvent>(&body)) {
     // The plugin's fast path counts the blocks it pushed itself (their
     // acknowledgements are not sent one by one as lft_change).
-    const bool pushed = event.contains("blocks_changed") && event["blocks_changed"].is_number_unsigned();
-    const uint64_t blocks = pushed ? event["blocks_changed"].get<uint64_t>() : lft_changes_in_pass_;
-    for (const auto& id : event["requests"]) {
-      if (!id.is_string()) continue;
-      finish_request(id.get<std::string>(), ok,
-                     ok ? "LFTs in place (" + std::to_string(blocks) + " blocks changed" +
-                              (pushed ? ", pushed by the plugin)" : ")")
-                        : "OpenSM routed with a fallback engine",
+    const bool pushed = done->blocks_changed >= 0;
+    const uint64_t blocks = pushed ? static_cast<uint64_t>(done->blocks_changed) : lft_changes_in_pass_;
+    for (const std::string& id : done->requests) {
+      finish_request(id, done->engine_ok,
+                     done->engine_ok ? "LFTs in place (" + std::to_string(blocks) + " blocks changed" +
+                                           (pushed ? ", pushed by the plugin)" : ")")
+                                     : "OpenSM routed with a fallback engine",
                      unix_now());
     }
-    event["lft_blocks_changed"] = blocks;
+    line["lft_blocks_changed"] = blocks;
   }
-  if (stored_types().contains(type)) record_event("plugin", type, event);
+  if (stored(body)) record_event("plugin", type, line, time);
 }
 
-void Controller::handle_fabric_snapshot(const nlohmann::json& event) {
-  if (!event.contains("topology") || !event["topology"].is_string()) return;
-  const std::string pass = event.contains("pass") && event["pass"].is_number() ? safe_dump(event["pass"]) : "?";
-  Result<routing::Fabric> fabric = routing::read_topology(event["topology"].get_ref<const std::string&>(),
-                                                          "plugin snapshot (pass " + pass + ")");
-  std::lock_guard lock(mu_);
-  if (!fabric) {
-    record_event("controller", "snapshot_rejected", {{"pass", pass}, {"error", fabric.error().message}});
-    return;
-  }
+void Controller::handle_fabric_snapshot(const protocol::FabricEvent& snapshot) {
+  // mu_ held. The decoder read the topology; the view's Fabric is a copy of
+  // it (build_view owns its fabric).
+  const std::string pass = std::to_string(snapshot.pass);
   std::shared_ptr<const FabricView> before = view_;
-  const policies::Policy policy = effective_policy(store_->active_drains(), &*fabric);
+  const policies::Policy policy = effective_policy(store_->active_drains(), snapshot.fabric.get());
   Result<std::shared_ptr<const FabricView>> v =
-      build_view(std::move(*fabric), policy, "plugin pass " + pass, next_version_++);
+      build_view(routing::Fabric(*snapshot.fabric), policy, "plugin pass " + pass, next_version_++);
   if (!v) {
     record_event("controller", "snapshot_rejected", {{"pass", pass}, {"error", v.error().message}});
     return;

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "controller/controller.h"
+#include "protocol/command_codec.h"
 
 namespace railyard::controller {
 
@@ -57,11 +58,12 @@ void Controller::send_reroute(RerouteRecord& r, bool policy_changed) {
     queued_.push_back(r.id);
     return;
   }
-  const nlohmann::json line = {{"type", policy_changed ? "policy_changed" : "reroute"}, {"id", r.id}};
+  const protocol::Command command{
+      policy_changed ? protocol::CommandKind::kPolicyChanged : protocol::CommandKind::kReroute, r.id};
   // Followed from here either way: a failed send fails it now, and if even
   // that cannot be stored, the timeout fails it later.
   pending_[r.id] = steady_now();
-  if (sender_ && sender_(line.dump())) return;
+  if (sender_ && sender_(protocol::encode_command(command))) return;
   try {
     finish_request(r.id, false, "plugin not connected: the policy file is written and applies at OpenSM's next sweep",
                    unix_now());
@@ -160,9 +162,9 @@ void Controller::tick(double now) {
     std::vector<std::string> others(queued_.begin(), queued_.end() - 1);
     queued_.clear();
     coalesced_[carrier] = others;
-    const nlohmann::json line = {{"type", "policy_changed"}, {"id", carrier}};
+    const std::string line = protocol::encode_command({protocol::CommandKind::kPolicyChanged, carrier});
     pending_[carrier] = steady_now();
-    if (!sender_ || !sender_(line.dump())) {
+    if (!sender_ || !sender_(line)) {
       try {
         finish_request(carrier, false, "plugin not connected: the policy file applies at OpenSM's next sweep", now);
       } catch (const StoreError&) {

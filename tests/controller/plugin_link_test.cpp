@@ -25,6 +25,7 @@
 
 #include "controller/controller.h"
 #include "controller/plugin_link.h"
+#include "protocol/event_codec.h"
 
 namespace railyard::controller {
 namespace {
@@ -504,11 +505,25 @@ class PluginLinesTest : public PluginLinkTest {
   std::unique_ptr<Harness> harness_;
 };
 
+// Complete lines, as the plugin writes them (protocol/event_codec.h).
+std::string line_of(uint64_t seq, protocol::EventBody body, double time = 1.7e9) {
+  return protocol::encode_event({seq, time, std::move(body)});
+}
+std::string hello(uint64_t seq, uint64_t dropped) {
+  return line_of(seq, protocol::HelloEvent{"osmrailyard", "0.1.0", 42, "OpenSM 3.3.23", dropped});
+}
+std::string trap(uint64_t seq, double time = 1.7e9) { return line_of(seq, protocol::TrapEvent{64, 1, true, 2, 0}, time); }
+// A decodable line with one field replaced.
+std::string with_field(const std::string& line, const char* key, const nlohmann::json& value) {
+  nlohmann::json j = nlohmann::json::parse(line);
+  j[key] = value;
+  return j.dump();
+}
+
 TEST_F(PluginLinesTest, DeeplyNestedLineIsRejectedAndTheControllerGoesOn) {
   Client c(path_);
   const std::string deep = "{\"type\":\"hello\",\"x\":" + std::string(100000, '[') + std::string(100000, ']') + "}";
-  feed(c, {deep, R"({"type":"hello","seq":1,"dropped":0,"plugin":"osmrailyard"})",
-           R"({"type":"trap","seq":2,"trap_num":128})"});
+  feed(c, {deep, hello(1, 0), line_of(2, protocol::TrapEvent{128, 1, true, 2, 1})});
   const std::vector<EventRecord> rejected = events_of_type("plugin_line_rejected");
   ASSERT_EQ(rejected.size(), 1u);
   EXPECT_NE(rejected[0].body.find("nested deeper than 32 levels"), std::string::npos) << rejected[0].body;
@@ -518,15 +533,29 @@ TEST_F(PluginLinesTest, DeeplyNestedLineIsRejectedAndTheControllerGoesOn) {
   EXPECT_TRUE(ctl_->plugin_connected());
 }
 
-TEST_F(PluginLinesTest, FieldsOfTheWrongTypeAreIgnored) {
+// A line of a known type that does not decode does nothing but a rejection
+// naming the field: a malformed routing-done must not apply or fail requests.
+TEST_F(PluginLinesTest, KnownEventsWithBadFieldsAreRejectedNamingTheField) {
   Client c(path_);
-  feed(c, {R"({"type":"hello","seq":1})", R"([1,2,3])", R"({"type":7})",
-           R"({"type":"routing_pass","seq":2,"status":5,"reason":[1],"requests":["x"]})",
-           R"({"type":"ucast_routing_done","seq":3,"engine_ok":"yes","requests":[1,"y"]})",
-           R"({"type":"trap","seq":4,"time":1e300})"});
-  EXPECT_EQ(events_of_type("plugin_line_rejected").size(), 2u);
-  EXPECT_EQ(events_of_type("routing_pass").size(), 1u);
-  EXPECT_EQ(events_of_type("ucast_routing_done").size(), 1u);
+  protocol::RoutingPassEvent pass;
+  pass.pass = 2;
+  pass.requests = {"x"};
+  const std::string bad_pass = with_field(line_of(2, pass), "status", 5);
+  const std::string bad_done =
+      with_field(line_of(3, protocol::UcastRoutingDoneEvent{protocol::RoutingReason::kReroute, {"y"}, true}),
+                 "engine_ok", "yes");
+  feed(c, {hello(1, 0), R"([1,2,3])", R"({"type":7,"seq":1,"time":1})", bad_pass, bad_done, trap(4, 1e300)});
+  const std::vector<EventRecord> rejected = events_of_type("plugin_line_rejected");
+  ASSERT_EQ(rejected.size(), 4u);
+  EXPECT_NE(rejected[0].body.find("not a JSON object"), std::string::npos) << rejected[0].body;
+  EXPECT_NE(rejected[1].body.find("type must be a string"), std::string::npos) << rejected[1].body;
+  EXPECT_NE(rejected[2].body.find("routing_pass: status must be a string"), std::string::npos) << rejected[2].body;
+  EXPECT_NE(rejected[3].body.find("ucast_routing_done: engine_ok must be true or false"), std::string::npos)
+      << rejected[3].body;
+  EXPECT_TRUE(events_of_type("routing_pass").empty());
+  EXPECT_TRUE(events_of_type("ucast_routing_done").empty());
+  EXPECT_EQ(ctl_->counters().plugin_events, 2u) << "the hello and the trap";
+  EXPECT_EQ(ctl_->counters().plugin_events_dropped, 0u) << "the rejected lines' seq 2 and 3 were followed";
   const std::vector<EventRecord> traps = events_of_type("trap");
   ASSERT_EQ(traps.size(), 1u);
   EXPECT_LT(traps[0].time, unix_now() + 3600) << "a time from the far future is not believed";
@@ -534,12 +563,12 @@ TEST_F(PluginLinesTest, FieldsOfTheWrongTypeAreIgnored) {
 
 TEST_F(PluginLinesTest, ForgedSeqJumpsDoNotInflateTheDropCount) {
   Client c(path_);
-  feed(c, {R"({"type":"hello","seq":1,"dropped":0})",
-           R"({"type":"trap","seq":2})",
-           R"({"type":"trap","seq":18446744073709551000})",     // jumps absurdly
-           R"({"type":"trap","seq":3})",                        // goes backwards
-           R"({"type":"trap","seq":5})",                        // one event dropped: believed
-           R"({"type":"hello","seq":6,"dropped":18000000000000000000})"});  // not plausible either
+  feed(c, {hello(1, 0),
+           trap(2),
+           trap(18446744073709551000u),  // jumps absurdly
+           trap(3),                      // goes backwards
+           trap(5),                      // one event dropped: believed
+           hello(6, 18000000000000000000u)});  // not plausible either
   EXPECT_EQ(ctl_->counters().plugin_events_dropped, 1u);
   const std::vector<EventRecord> anomalies = events_of_type("plugin_seq_anomaly");
   ASSERT_EQ(anomalies.size(), 3u);
@@ -553,16 +582,19 @@ TEST_F(PluginLinesTest, ForgedSeqJumpsDoNotInflateTheDropCount) {
 TEST_F(PluginLinesTest, DropsAreCountedPerConnectionAndTheFabricLineIsNotAGap) {
   {
     Client c(path_);
-    feed(c, {R"({"type":"hello","seq":4,"dropped":3})",  // 3 dropped before this connection
-             R"({"type":"fabric","seq":5,"pass":1,"topology":"not a topology"})",
-             R"({"type":"trap","seq":6})",               // follows the fabric: no gap
-             R"({"type":"trap","seq":9})"});             // 2 dropped
+    feed(c, {hello(4, 3),  // 3 dropped before this connection
+             R"({"type":"fabric","seq":5,"time":1.7e9,"pass":1,"topology":"not a topology"})",
+             trap(6),      // follows the fabric: no gap
+             trap(9)});    // 2 dropped
     EXPECT_EQ(ctl_->counters().plugin_events_dropped, 5u);
+    const std::vector<EventRecord> rejected = events_of_type("snapshot_rejected");
+    ASSERT_EQ(rejected.size(), 1u);
+    EXPECT_NE(rejected[0].body.find("fabric: topology does not read"), std::string::npos) << rejected[0].body;
   }
   ASSERT_TRUE(eventually([&] { return !ctl_->plugin_connected(); }));
   // A restarted plugin numbers from 1 again: not a seq going backwards.
   Client c(path_);
-  feed(c, {R"({"type":"trap","seq":1})", R"({"type":"trap","seq":2})"});
+  feed(c, {trap(1), trap(2)});
   EXPECT_EQ(ctl_->counters().plugin_events_dropped, 5u);
   EXPECT_TRUE(events_of_type("plugin_seq_anomaly").empty());
 }

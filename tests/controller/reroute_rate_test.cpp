@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "controller/controller.h"
+#include "protocol/event_codec.h"
 #include "routing/generator.h"
 #include "routing/lid_assignment.h"
 #include "routing/topology_writer.h"
@@ -57,7 +58,8 @@ class RerouteRateTest : public ::testing::Test {
     EXPECT_TRUE(g.ok());
     auto with_lids = routing::assign_lids(g->fabric);
     EXPECT_TRUE(with_lids.ok());
-    c->on_plugin_line(nlohmann::json{{"type", "fabric"}, {"pass", 1}, {"topology", routing::write_topology(*with_lids)}}.dump());
+    c->on_plugin_line(protocol::encode_event(
+        {1, unix_now(), protocol::FabricEvent{1, std::make_shared<const routing::Fabric>(std::move(*with_lids))}}));
     EXPECT_TRUE(c->view() != nullptr);
     return c;
   }
@@ -112,7 +114,8 @@ TEST_F(RerouteRateTest, AQueuedRequestIsAppliedWithItsCarrier) {
   DrainOutcome second = c->drain(uplink_drain(10, "second"), ops, false, false);
   ASSERT_EQ(second.reroute->status, "queued");
   ASSERT_EQ(sent_.size(), 1u);
-  c->on_plugin_line(nlohmann::json{{"type", "ucast_routing_done"}, {"requests", {first.reroute->id}}}.dump());
+  c->on_plugin_line(protocol::encode_event(
+      {2, unix_now(), protocol::UcastRoutingDoneEvent{protocol::RoutingReason::kReroute, {first.reroute->id}, true}}));
   EXPECT_EQ(c->store().reroute(first.reroute->id)->status, "applied");
   EXPECT_EQ(c->store().reroute(second.reroute->id)->status, "queued") << "not sent yet: not applied";
 }
@@ -124,17 +127,36 @@ TEST_F(RerouteRateTest, AFastPathRoutingDoneCarriesItsBlockCount) {
   const Actor ops{"ops", Role::kOperator, "test", ""};
   DrainOutcome drain = c->drain(uplink_drain(9, "pushed"), ops, false, false);
   ASSERT_EQ(drain.reroute->status, "pending");
-  c->on_plugin_line(R"({"type":"lft_change","seq":2})");  // an earlier pass's, not this request's
-  c->on_plugin_line(nlohmann::json{{"type", "ucast_routing_done"},
-                                   {"reason", "fast_path"},
-                                   {"requests", {drain.reroute->id}},
-                                   {"engine_ok", true},
-                                   {"blocks_changed", 9}}
-                        .dump());
+  // An earlier pass's block, not this request's.
+  c->on_plugin_line(protocol::encode_event({2, unix_now(), protocol::LftChangeEvent{0x1, 1, 0, 0}}));
+  EXPECT_EQ(c->counters().lft_changes, 1u);
+  c->on_plugin_line(protocol::encode_event(
+      {3, unix_now(),
+       protocol::UcastRoutingDoneEvent{protocol::RoutingReason::kFastPath, {drain.reroute->id}, true, 9}}));
   const auto rec = c->store().reroute(drain.reroute->id);
   ASSERT_TRUE(rec.has_value());
   EXPECT_EQ(rec->status, "applied");
   EXPECT_EQ(rec->detail, "LFTs in place (9 blocks changed, pushed by the plugin)");
+}
+
+// A routing-done that does not decode is not believed: the request stays
+// pending, and the rejection names the field.
+TEST_F(RerouteRateTest, AMalformedRoutingDoneAppliesNothing) {
+  auto c = live_controller(2);
+  const Actor ops{"ops", Role::kOperator, "test", ""};
+  DrainOutcome drain = c->drain(uplink_drain(9, "malformed"), ops, false, false);
+  ASSERT_EQ(drain.reroute->status, "pending");
+  nlohmann::json done = nlohmann::json::parse(protocol::encode_event(
+      {2, unix_now(), protocol::UcastRoutingDoneEvent{protocol::RoutingReason::kReroute, {drain.reroute->id}, true}}));
+  done["engine_ok"] = "yes";
+  c->on_plugin_line(done.dump());
+  EXPECT_EQ(c->store().reroute(drain.reroute->id)->status, "pending");
+  bool rejected = false;
+  for (const EventRecord& e : c->store().events_since(0, 100)) {
+    rejected |= e.type == "plugin_line_rejected" &&
+                e.body.find("ucast_routing_done: engine_ok must be true or false") != std::string::npos;
+  }
+  EXPECT_TRUE(rejected);
 }
 
 }  // namespace
