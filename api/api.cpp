@@ -10,6 +10,7 @@
 #include "api/openapi.h"
 #include "api/render.h"
 #include "api/request.h"
+#include "api/status_codes.h"
 
 namespace railyard::api {
 
@@ -88,14 +89,15 @@ HttpResponse Api::handle(const HttpRequest& req) {
     try {
       check_query(req, e);
       r = dispatch(e, m.params, req, actor, &audited);
-    } catch (const BadRequest& b) {
-      r = error_response(b.status, b.message);
+    } catch (const controller::Failure& f) {
+      r = failure_response(f);
     } catch (const controller::StoreError& ex) {
       spdlog::error("{} {}: database: {}", req.method, req.path, ex.what());
-      r = error_response(503, std::string("the database cannot be used (") + ex.what() + "): nothing changed");
+      r = failure_response(controller::Failure::unavailable(std::string("the database cannot be used (") + ex.what() +
+                                                            "): nothing changed"));
     } catch (const std::exception& ex) {
       spdlog::error("{} {}: internal error: {}", req.method, req.path, ex.what());
-      r = error_response(500, std::string("internal error: ") + ex.what());
+      r = failure_response(controller::Failure::internal(std::string("internal error: ") + ex.what()));
     }
   }
   // A change is audited with the change itself; everything else a mutation

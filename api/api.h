@@ -40,8 +40,8 @@ class Api {
 
  private:
   controller::Actor authenticate(const std::string& authorization) const;
-  // The handler of each endpoint (dispatch.cpp); may throw BadRequest-like
-  // errors that handle() turns into 4xx responses.
+  // The handler of each endpoint (dispatch.cpp); may throw a
+  // controller::Failure, which handle() answers through status_codes.h.
   // *audited: the controller wrote the audit record with the change.
   HttpResponse dispatch(const Endpoint& endpoint, const std::map<std::string, std::string>& params,
                         const HttpRequest& request, const controller::Actor& actor, bool* audited);

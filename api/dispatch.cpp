@@ -12,6 +12,7 @@ namespace railyard::api {
 
 using nlohmann::json;
 namespace ctl = railyard::controller;
+using ctl::Failure;
 
 namespace {
 
@@ -38,7 +39,7 @@ std::optional<double> parse_expires(const json& j) {
   const double now = ctl::unix_now();
   if (j["expires"].is_number()) {
     const double t = j["expires"].get<double>();
-    if (!std::isfinite(t) || t <= now) throw BadRequest{400, "field 'expires' must be a Unix time in the future"};
+    if (!std::isfinite(t) || t <= now) throw Failure::invalid("field 'expires' must be a Unix time in the future");
     return t;
   }
   if (j["expires"].is_string()) {
@@ -49,15 +50,25 @@ std::optional<double> parse_expires(const json& j) {
       if (ec == std::errc() && end == s.data() + s.size() && secs > 0 && secs <= 366ull * 86400) return now + double(secs);
     }
   }
-  throw BadRequest{400, "field 'expires' must be a Unix time or \"+SECONDS\" (at most a year)"};
+  throw Failure::invalid("field 'expires' must be a Unix time or \"+SECONDS\" (at most a year)");
 }
 
 int64_t parse_id(const std::map<std::string, std::string>& params, const char* key) {
   const std::string& s = params.at(key);
   int64_t v = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || v <= 0) throw BadRequest{400, "'" + s + "' is not a drain id"};
+  if (ec != std::errc() || end != s.data() + s.size() || v <= 0) {
+    throw Failure::invalid("'" + s + "' is not a drain id");
+  }
   return v;
+}
+
+// The actor of a change whose success is answered with `done_status`: the
+// audit record written with the change carries it.
+ctl::Actor replying(const ctl::Actor& actor, int done_status) {
+  ctl::Actor a = actor;
+  a.reply_code = done_status;
+  return a;
 }
 
 json drain_body(const ctl::DrainOutcome& o) {
@@ -72,16 +83,20 @@ HttpResponse route(ctl::Controller& c, const std::map<std::string, std::string>&
   const routing::Fabric& f = v->fabric;
   Lid src_lid, dst_lid;
   const NodeId src = find_node_or_lid(f, params.at("src"), &src_lid);
-  if (!src.valid()) throw BadRequest{404, "unknown source '" + params.at("src") + "' (node name, GUID or LID)"};
+  if (!src.valid()) {
+    throw Failure::not_found("unknown source '" + params.at("src") + "' (node name, GUID or LID)");
+  }
   const NodeId dst = find_node_or_lid(f, params.at("dst"), &dst_lid);
-  if (!dst.valid()) throw BadRequest{404, "unknown destination '" + params.at("dst") + "' (node name, GUID or LID)"};
+  if (!dst.valid()) {
+    throw Failure::not_found("unknown destination '" + params.at("dst") + "' (node name, GUID or LID)");
+  }
   if (!dst_lid.valid()) dst_lid = f.port(f.primary_port(dst)).lid;
   PortId src_port = src_lid.valid() ? f.lid_owner(src_lid) : f.primary_port(src);
   if (req.query.contains("src_port")) {
     const int64_t p = query_int(req, "src_port", 1, 1, f.node(src).num_ports);
     src_port = f.port_id(src, PortNum{static_cast<uint8_t>(p)});
   }
-  if (!dst_lid.valid()) throw BadRequest{404, "'" + params.at("dst") + "' has no LID"};
+  if (!dst_lid.valid()) throw Failure::not_found("'" + params.at("dst") + "' has no LID");
   const routing::RouteWalk w = routing::walk_route(f, v->routing.tables, src_port, dst_lid);
   json hops = json::array();
   for (const routing::RouteHop& h : w.hops) {
@@ -168,7 +183,7 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
       if (auto it = req.query.find("state"); it != req.query.end()) {
         state = it->second;
         if (state != "up" && state != "down" && state != "drained") {
-          throw BadRequest{400, "query 'state' must be up, down or drained"};
+          throw Failure::invalid("query 'state' must be up, down or drained");
         }
       }
       auto v = c_.view();
@@ -202,34 +217,34 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
       const json j = parse_object(req.body, {"target", "node", "port", "reason", "expires"});
       const std::string target = get_string(j, "target", true);
       std::optional<ctl::DrainKind> kind = ctl::parse_drain_kind(target);
-      if (!kind) throw BadRequest{400, "field 'target' must be link, port or switch"};
+      if (!kind) throw Failure::invalid("field 'target' must be link, port or switch");
       ctl::DrainRequest d;
       d.kind = *kind;
       d.node = get_string(j, "node", true);
-      if (d.node.empty()) throw BadRequest{400, "field 'node' must not be empty"};
+      if (d.node.empty()) throw Failure::invalid("field 'node' must not be empty");
       d.port = get_port(j, d.kind != ctl::DrainKind::kSwitch);
       if (d.kind == ctl::DrainKind::kSwitch && j.contains("port")) {
-        throw BadRequest{400, "a switch drain takes no 'port'"};
+        throw Failure::invalid("a switch drain takes no 'port'");
       }
       d.reason = get_string(j, "reason", true);
-      if (d.reason.empty()) throw BadRequest{400, "field 'reason' must say why"};
+      if (d.reason.empty()) throw Failure::invalid("field 'reason' must say why");
       d.expires_at = parse_expires(j);
-      const ctl::DrainOutcome o = c_.drain(d, actor, query_flag(req, "dry_run"), query_flag(req, "force"));
+      const bool dry_run = query_flag(req, "dry_run");
+      const int done = dry_run ? 200 : 201;
+      const ctl::DrainOutcome o = c_.drain(d, replying(actor, done), dry_run, query_flag(req, "force"));
       *audited = o.audited;
-      return outcome_response(o, drain_body(o));
+      return outcome_response(o, drain_body(o), done);
     }
     case EndpointId::kDrainDelete: {
-      const ctl::DrainOutcome o = c_.undrain(parse_id(params, "id"), actor, query_flag(req, "dry_run"));
+      const ctl::DrainOutcome o = c_.undrain(parse_id(params, "id"), replying(actor, 200), query_flag(req, "dry_run"));
       *audited = o.audited;
-      return outcome_response(o, drain_body(o));
+      return outcome_response(o, drain_body(o), 200);
     }
     case EndpointId::kReroute: {
       const json j = parse_object(req.body, {"reason"}, true);
-      const ctl::RerouteOutcome o = c_.reroute(actor, get_string(j, "reason", false));
+      const ctl::RerouteOutcome o = c_.reroute(replying(actor, 202), get_string(j, "reason", false));
       *audited = o.audited;
-      HttpResponse r = outcome_response(o, o.reroute ? json{{"reroute", render_reroute(*o.reroute)}} : json::object());
-      if (o.status == 429) r.headers.emplace_back("Retry-After", std::to_string(static_cast<int>(std::ceil(o.retry_after_s))));
-      return r;
+      return outcome_response(o, o.reroute ? json{{"reroute", render_reroute(*o.reroute)}} : json::object(), 202);
     }
     case EndpointId::kReroutesList: {
       json list = json::array();
@@ -238,7 +253,7 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
     }
     case EndpointId::kRerouteGet: {
       std::optional<ctl::RerouteRecord> r = c_.store().reroute(params.at("id"));
-      if (!r) throw BadRequest{404, "no reroute request '" + params.at("id") + "'"};
+      if (!r) throw Failure::not_found("no reroute request '" + params.at("id") + "'");
       return json_response(200, render_reroute(*r));
     }
     case EndpointId::kLinkEvent: {
@@ -248,31 +263,34 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
       l.node = get_string(j, "node", true);
       l.port = get_port(j, true);
       l.state = get_string(j, "state", true);
-      if (l.state != "down" && l.state != "up") throw BadRequest{400, "field 'state' must be down or up"};
+      if (l.state != "down" && l.state != "up") throw Failure::invalid("field 'state' must be down or up");
       l.reason = get_string(j, "reason", false);
       if (j.contains("time")) {
         if (!j["time"].is_number() || !std::isfinite(j["time"].get<double>())) {
-          throw BadRequest{400, "field 'time' must be a Unix time"};
+          throw Failure::invalid("field 'time' must be a Unix time");
         }
         l.time = j["time"].get<double>();
       }
-      const ctl::LinkEventOutcome o = c_.link_event(l, actor, query_flag(req, "force"));
+      const ctl::LinkEventOutcome o = c_.link_event(l, replying(actor, 201), query_flag(req, "force"));
       *audited = o.audited;
       json body = {{"duplicate", o.duplicate}};
       if (o.event.id) body["event"] = render_event(o.event);
       if (o.impact.pairs_cut || o.impact.route_ms) body["impact"] = render_impact(o.impact);
       if (o.reroute) body["reroute"] = render_reroute(*o.reroute);
-      return outcome_response(o, body);
+      // The same event again changes nothing: 200, not 201.
+      return outcome_response(o, body, o.duplicate ? 200 : 201);
     }
     case EndpointId::kArSummary:
     case EndpointId::kAr: {
       auto v = need_view(c_);
       auto ar = c_.ar_tables();
-      if (!ar) throw BadRequest{500, "AR groups: " + ar.error().message};
+      if (!ar) throw ar.failure();
       if (e.id == EndpointId::kArSummary) return json_response(200, render_ar_summary(*v, **ar));
       Lid ignored;
       const NodeId sw = find_node_or_lid(v->fabric, params.at("switch"), &ignored);
-      if (!sw.valid() || !v->fabric.is_switch(sw)) throw BadRequest{404, "no switch '" + params.at("switch") + "'"};
+      if (!sw.valid() || !v->fabric.is_switch(sw)) {
+        throw Failure::not_found("no switch '" + params.at("switch") + "'");
+      }
       auto sws = v->fabric.switches();
       const uint32_t index = static_cast<uint32_t>(std::lower_bound(sws.begin(), sws.end(), sw) - sws.begin());
       const int lid = static_cast<int>(query_int(req, "lid", -1, 1, 0xBFFF));
@@ -290,7 +308,7 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
     }
     case EndpointId::kJobGet: {
       std::optional<ctl::JobRecord> j = c_.store().job(params.at("id"));
-      if (!j) throw BadRequest{404, "no job '" + params.at("id") + "'"};
+      if (!j) throw Failure::not_found("no job '" + params.at("id") + "'");
       return json_response(200, render_job(*j));
     }
     case EndpointId::kJobCreate: {
@@ -299,40 +317,43 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
       job.id = get_id(j, "id", 128);
       auto strings = [&](const char* key, std::vector<std::string>* out) {
         if (!j.contains(key)) return;
-        if (!j[key].is_array()) throw BadRequest{400, std::string("field '") + key + "' must be a list of names"};
+        if (!j[key].is_array()) throw Failure::invalid(std::string("field '") + key + "' must be a list of names");
         for (const json& v : j[key]) {
           if (!v.is_string() || v.get<std::string>().empty() || v.get<std::string>().size() > 1024 ||
               !is_clean_utf8(v.get<std::string>())) {
-            throw BadRequest{400, std::string("field '") + key + "' must hold names (1..1024 bytes, no control characters)"};
+            throw Failure::invalid(std::string("field '") + key +
+                                   "' must hold names (1..1024 bytes, no control characters)");
           }
-          if (out->size() >= 65536) throw BadRequest{400, std::string("field '") + key + "' names more than 65,536"};
+          if (out->size() >= 65536) {
+            throw Failure::invalid(std::string("field '") + key + "' names more than 65,536");
+          }
           out->push_back(v.get<std::string>());
         }
       };
       strings("hosts", &job.hosts);
       strings("cas", &job.cas);
-      if (job.hosts.empty() && job.cas.empty()) throw BadRequest{400, "a job needs 'hosts' or 'cas'"};
+      if (job.hosts.empty() && job.cas.empty()) throw Failure::invalid("a job needs 'hosts' or 'cas'");
       if (j.contains("rails")) {
-        if (!j["rails"].is_array()) throw BadRequest{400, "field 'rails' must be a list of rail numbers"};
+        if (!j["rails"].is_array()) throw Failure::invalid("field 'rails' must be a list of rail numbers");
         for (const json& r : j["rails"]) {
           if (!r.is_number_integer() || r.get<int64_t>() < 0 || r.get<int64_t>() > 1023) {
-            throw BadRequest{400, "field 'rails' must hold integers 0..1023"};
+            throw Failure::invalid("field 'rails' must hold integers 0..1023");
           }
           job.rails.push_back(static_cast<int32_t>(r.get<int64_t>()));
         }
       }
-      const ctl::JobOutcome o = c_.create_job(job, actor);
+      const ctl::JobOutcome o = c_.create_job(job, replying(actor, 201));
       *audited = o.audited;
-      return outcome_response(o, o.job ? render_job(*o.job) : json::object());
+      return outcome_response(o, o.job ? render_job(*o.job) : json::object(), 201);
     }
     case EndpointId::kJobDelete: {
-      const ctl::JobOutcome o = c_.delete_job(params.at("id"), actor);
+      const ctl::JobOutcome o = c_.delete_job(params.at("id"), replying(actor, 200));
       *audited = o.audited;
-      return outcome_response(o, o.job ? json{{"job", render_job(*o.job)}} : json::object());
+      return outcome_response(o, o.job ? json{{"job", render_job(*o.job)}} : json::object(), 200);
     }
     default: break;
   }
-  throw BadRequest{501, "not implemented: " + std::string(e.pattern)};
+  throw Failure::internal("not implemented: " + std::string(e.pattern));
 }
 
 }  // namespace railyard::api

@@ -1,6 +1,7 @@
 // Request parsing and response building shared by the API's handlers:
-// strict JSON bodies (unknown fields refused), typed fields, query flags, and
-// BadRequest, which handle() turns into a 4xx/5xx response with its message.
+// strict JSON bodies (unknown fields refused), typed fields, query flags. What
+// they refuse they throw as a controller::Failure (kind + message), which
+// Api::handle answers through status_codes.h.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -15,11 +16,6 @@
 #include "controller/controller.h"
 
 namespace railyard::api {
-
-struct BadRequest {
-  int status;
-  std::string message;
-};
 
 HttpResponse json_response(int status, const nlohmann::json& body);
 HttpResponse text_response(const std::string& text);
@@ -39,8 +35,10 @@ bool query_flag(const HttpRequest& r, const char* name);
 int64_t query_int(const HttpRequest& r, const char* name, int64_t fallback, int64_t lo, int64_t hi);
 void check_query(const HttpRequest& r, const Endpoint& e);
 
+// The current view; throws unavailable when there is none yet.
 std::shared_ptr<const controller::FabricView> need_view(controller::Controller& c);
-// A controller outcome: errors as {"error": {...body}}, success as body + message.
-HttpResponse outcome_response(const controller::Outcome& o, nlohmann::json body);
+// A controller outcome: refused as {"error": {...body}} (status_codes.h),
+// done as body + message with `done_status`.
+HttpResponse outcome_response(const controller::Outcome& o, nlohmann::json body, int done_status);
 
 }  // namespace railyard::api

@@ -6,7 +6,7 @@
 
 namespace railyard::controller {
 
-void Controller::audit_refused(const Actor& actor, int status, const std::string& result) {
+void Controller::audit_refused(const Actor& actor, int reply_code, const std::string& result) {
   std::lock_guard lock(mu_);
   const double now = steady_now();
   while (!refused_audit_times_.empty() && now - refused_audit_times_.front() >= 60.0) refused_audit_times_.pop_front();
@@ -23,7 +23,7 @@ void Controller::audit_refused(const Actor& actor, int status, const std::string
       gap.actor = "controller";
       gap.role = "none";
       gap.action = "audit limit";
-      gap.status = 429;
+      gap.status = 0;  // the controller's own record: no reply to anyone
       gap.result = std::to_string(audits_suppressed_pending_) + " refused requests were not audited one by one (" +
                    std::to_string(config_.refused_audits_per_minute) + " a minute at most)";
       store_->add_audit(gap);
@@ -35,7 +35,7 @@ void Controller::audit_refused(const Actor& actor, int status, const std::string
     r.role = std::string(to_string(actor.role));
     r.action = actor.action;
     r.request = actor.request.substr(0, 4096);
-    r.status = status;
+    r.status = reply_code;
     r.result = result.substr(0, 1024);
     store_->add_audit(r);
   } catch (const StoreError&) {

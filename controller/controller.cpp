@@ -163,23 +163,24 @@ Status Controller::write_policy_file(const policies::Policy& policy) {
   return s;
 }
 
-Result<std::string> Controller::canonical_target(const routing::Fabric& f, const DrainRequest& r,
-                                                 std::string* label) const {
+Expected<std::string> Controller::canonical_target(const routing::Fabric& f, const DrainRequest& r,
+                                                   std::string* label) const {
   Result<NodeId> node = routing::find_node(f, r.node);
-  if (!node) return Error{"unknown node '" + r.node + "'"};
+  if (!node) return Failure::not_found("unknown node '" + r.node + "'");
   if (r.kind == DrainKind::kSwitch) {
-    if (!f.is_switch(*node)) return Error{"'" + r.node + "' is not a switch"};
+    if (!f.is_switch(*node)) return Failure::invalid("'" + r.node + "' is not a switch");
     *label = std::string(f.desc(*node));
     return routing::to_string(f.node(*node).guid);
   }
   const routing::Node& nd = f.node(*node);
   if (r.port < 1 || r.port > nd.num_ports) {
-    return Error{"'" + r.node + "' has ports 1.." + std::to_string(nd.num_ports) + ", not " + std::to_string(r.port)};
+    return Failure::invalid("'" + r.node + "' has ports 1.." + std::to_string(nd.num_ports) + ", not " +
+                            std::to_string(r.port));
   }
   const PortId port = f.port_id(*node, PortNum{static_cast<uint8_t>(r.port)});
   const routing::Port& p = f.port(port);
   if (r.kind == DrainKind::kLink) {
-    if (!p.remote.valid()) return Error{port_label(f, port) + " is not cabled"};
+    if (!p.remote.valid()) return Failure::invalid(port_label(f, port) + " is not cabled");
     *label = port_label(f, port) + " <-> " + port_label(f, p.remote);
     return link_key(f, p.link);
   }
@@ -273,14 +274,14 @@ std::shared_ptr<const std::vector<LinkStatus>> Controller::links() const {
   return links_;
 }
 
-Result<std::shared_ptr<const routing::ArTables>> Controller::ar_tables() {
+Expected<std::shared_ptr<const routing::ArTables>> Controller::ar_tables() {
   std::shared_ptr<const FabricView> v = view();
-  if (!v) return Error{"no fabric yet"};
+  if (!v) return Failure::unavailable("no fabric yet");
   std::lock_guard lock(ar_mu_);
   if (ar_ && ar_version_ == v->version) return ar_;
   Result<routing::ArTables> t = routing::compute_ar_groups(v->fabric, v->routing.tables, v->options,
                                                            v->policy.ar.max_groups_per_switch);
-  if (!t) return t.error();
+  if (!t) return Failure::internal("AR groups: " + t.error().message);
   ar_ = std::make_shared<const routing::ArTables>(std::move(*t));
   ar_version_ = v->version;
   return ar_;

@@ -2,8 +2,8 @@
 // durable Store and the reroute requests, and turns API calls and plugin
 // events into state changes:
 //
-//   drain / undrain  -> what-if routing (refuse a cut with 409 unless forced;
-//                       dry runs stop here) -> store -> policy file for the
+//   drain / undrain  -> what-if routing (refuse a cut unless forced; dry runs
+//                       stop here) -> store -> policy file for the
 //                       plugin -> reroute request (policy_changed to the plugin,
 //                       or an immediate re-route offline)
 //   reroute          -> rate limit -> request to the plugin
@@ -14,7 +14,8 @@
 //
 // Thread-safe: mutations are serialised by one mutex; readers take the view
 // (a shared_ptr) and the Store (its own lock) without blocking mutations.
-// Nothing here parses HTTP or renders JSON for the API (api/ does).
+// Nothing here parses HTTP or renders JSON for the API (api/ does): what is
+// refused is a Failure (failure.h) with a kind, which api/ maps to a status.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -31,6 +32,7 @@
 
 #include "controller/config.h"
 #include "controller/fabric_view.h"
+#include "controller/failure.h"
 #include "controller/store.h"
 #include "protocol/plugin_events.h"
 #include "routing/ar_groups.h"
@@ -48,15 +50,28 @@ struct Actor {
   Role role = Role::kNone;
   std::string action;
   std::string request;
+  // What the caller answers when the change is made (api/: the HTTP status),
+  // for the audit record; never interpreted here. 0: the controller's own.
+  int reply_code = 0;
 };
 
-// An HTTP-shaped outcome: status 2xx on success, else 4xx/5xx and a message.
+// What a mutation did: done (no failure; `message` says what was done) or
+// not (`failure` says why). Either way the other fields of each outcome hold
+// what was found: the impact of a refused drain, the drain that exists.
 struct Outcome {
-  int status = 200;
-  std::string message;
+  std::optional<Failure> failure;
+  std::string message;   // done: "drained ...", "dry run: nothing changed"
   bool audited = false;  // the audit record was written with the change
-  bool ok() const { return status < 300; }
+  bool ok() const { return !failure; }
 };
+
+// An outcome of type O refused for `failure`, with nothing else found.
+template <class O>
+O refused(Failure failure) {
+  O out;
+  out.failure = std::move(failure);
+  return out;
+}
 
 // What /health reports: every reason the daemon cannot do its job right now.
 struct Health {
@@ -96,7 +111,6 @@ struct DrainOutcome : Outcome {
 
 struct RerouteOutcome : Outcome {
   std::optional<RerouteRecord> reroute;
-  double retry_after_s = 0;  // with 429
 };
 
 struct LinkEventRequest {
@@ -110,8 +124,8 @@ struct LinkEventRequest {
 
 struct LinkEventOutcome : Outcome {
   EventRecord event;
-  bool duplicate = false;
-  DrainImpact impact;  // of a state change: pairs cut (a 409 without force), routing time
+  bool duplicate = false;  // the same id, link and state again: done before, nothing changed now
+  DrainImpact impact;  // of a state change: pairs cut (refused without force), routing time
   std::optional<RerouteRecord> reroute;
 };
 
@@ -172,21 +186,21 @@ class Controller {
 
   Health health() const;
 
-  // Mutations follow one rule: acknowledged (2xx) only once every effect is
-  // durable — the policy file written, the store's transaction (change,
-  // reroute request, audit record) committed — else rolled back with a 503
-  // that says nothing changed. Reroutes to the plugin count against
+  // Mutations follow one rule: done only once every effect is durable — the
+  // policy file written, the store's transaction (change, reroute request,
+  // audit record) committed — else rolled back and refused as kUnavailable,
+  // saying nothing changed. Reroutes to the plugin count against
   // limits.reroutes_per_minute whatever asked for them: an explicit reroute
-  // beyond it is refused (429); a drain, undrain or link event beyond it is
-  // made, and its reroute is queued and sent, coalesced, when the window
+  // beyond it is refused (kRateLimited); a drain, undrain or link event beyond
+  // it is made, and its reroute is queued and sent, coalesced, when the window
   // allows.
   DrainOutcome drain(const DrainRequest& request, const Actor& actor, bool dry_run, bool force);
   DrainOutcome undrain(int64_t id, const Actor& actor, bool dry_run);
   RerouteOutcome reroute(const Actor& actor, const std::string& reason);
-  // A "down" that would leave CA pairs without a path is refused (409, the
-  // impact, nothing recorded) unless forced: monitoring can be wrong, and a
-  // false "down" on a CA's only link would cut it off. The same event id with
-  // another link or state is a 409.
+  // A "down" that would leave CA pairs without a path is refused (kConflict,
+  // the impact, nothing recorded) unless forced: monitoring can be wrong, and
+  // a false "down" on a CA's only link would cut it off. The same event id
+  // with another link or state is a kConflict.
   LinkEventOutcome link_event(const LinkEventRequest& request, const Actor& actor, bool force = false);
 
   // SHARP jobs (sharp_jobs.cpp): trees per rail, capacity shared by all jobs,
@@ -201,7 +215,7 @@ class Controller {
   std::shared_ptr<const std::vector<LinkStatus>> links() const;
 
   // The AR group tables of the current view, computed on first use per view.
-  Result<std::shared_ptr<const routing::ArTables>> ar_tables();
+  Expected<std::shared_ptr<const routing::ArTables>> ar_tables();
 
   // One line from the plugin socket (already split; may be malformed).
   void on_plugin_line(const std::string& line);
@@ -211,11 +225,13 @@ class Controller {
   void tick(double now);
 
   // Records a refused or failed mutation (api/ calls it for every mutation
-  // the controller did not audit itself: 401, 403, 4xx, 5xx), at most
-  // limits.refused_audits_per_minute a minute; beyond that they are counted
-  // (audits_suppressed) and one record says how many were left out. Never
-  // throws: the refusal stands whether or not its record could be written.
-  void audit_refused(const Actor& actor, int status, const std::string& result);
+  // the controller did not audit itself: unauthenticated, forbidden, refused,
+  // failed), with the caller's reply code (opaque here, 0 for the
+  // controller's own), at most limits.refused_audits_per_minute a minute;
+  // beyond that they are counted (audits_suppressed) and one record says how
+  // many were left out. Never throws: the refusal stands whether or not its
+  // record could be written.
+  void audit_refused(const Actor& actor, int reply_code, const std::string& result);
 
  private:
   // Base policy + drains + links reported down by monitoring; references that
@@ -224,8 +240,9 @@ class Controller {
                                     const routing::Fabric* fabric = nullptr) const;
   policies::Policy effective_policy(const std::vector<DrainRecord>& drains, const std::vector<LinkStateRecord>& states,
                                     const routing::Fabric* fabric) const;
-  Result<std::string> canonical_target(const routing::Fabric& fabric, const DrainRequest& request,
-                                       std::string* label) const;
+  // The drain's target key ("0x<guid>[port]", "0x<guid>"); *label names it for people.
+  Expected<std::string> canonical_target(const routing::Fabric& fabric, const DrainRequest& request,
+                                         std::string* label) const;
   DrainImpact what_if(const FabricView& current, const policies::Policy& policy,
                       std::shared_ptr<const FabricView>* out, Status* error) const;
   Status write_policy_file(const policies::Policy& policy);
@@ -241,16 +258,23 @@ class Controller {
   bool take_reroute_slot(double now);
   // Makes a change durable (see the rule above): `policy` (may be null) to
   // the policy file, then `write`, the reroute record (may be null) and the
-  // audit record in one transaction. An empty optional on success, else the
-  // 503 to answer; on failure the old policy file is put back.
-  std::optional<Outcome> commit_change(const Actor& actor, const std::string& fallback_action,
-                                       const policies::Policy* policy, const Outcome& success,
+  // audit record (`done` as its result) in one transaction. An empty optional
+  // on success, else why not (kUnavailable); on failure the old policy file is
+  // put back.
+  std::optional<Failure> commit_change(const Actor& actor, const std::string& fallback_action,
+                                       const policies::Policy* policy, const std::string& done,
                                        const RerouteRecord* reroute, const std::function<void()>& write);
   void finish_request(const std::string& id, bool applied, const std::string& detail, double now);
   void set_view(std::shared_ptr<const FabricView> view);
   // After the view changed (mu_ held): recompute the SHARP jobs' trees.
   void sharp_follow_view();
   Result<routing::SharpAllocation> sharp_allocate(const JobRecord& job);
+  // What is wrong with a job request on the current view, before the
+  // allocator sees it: unknown hosts or CAs (kNotFound), a switch given as a
+  // CA, rails the fabric does not have or none of the job's CAs is on, no CAs
+  // (kInvalid). What the allocator still refuses then is the fabric's state
+  // (capacity, broken links: kConflict).
+  std::optional<Failure> check_job_request(const JobRequest& request) const;
   std::vector<std::string> down_links() const;
   static std::vector<std::string> down_links(const std::vector<LinkStateRecord>& states);
   // `time`: when the reporter says it happened (believed when plausible); else now.

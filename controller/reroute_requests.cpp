@@ -79,25 +79,27 @@ RerouteOutcome Controller::reroute(const Actor& actor, const std::string& reason
   const double now = steady_now();
   if (!take_reroute_slot(now)) {
     ++counters_.reroutes_rate_limited;
-    RerouteOutcome out{{429, "at most " + std::to_string(config_.reroutes_per_minute) +
-                                 " reroutes a minute (drains, undrains and link events count too)"}};
-    out.retry_after_s = std::max(1.0, 60.0 - (now - reroute_times_.front()));
-    return out;
+    return refused<RerouteOutcome>(Failure::rate_limited(
+        "at most " + std::to_string(config_.reroutes_per_minute) +
+            " reroutes a minute (drains, undrains and link events count too)",
+        std::max(1.0, 60.0 - (now - reroute_times_.front()))));
   }
   std::shared_ptr<const FabricView> next;
   if (config_.fabric_source == FabricSource::kOffline && view_) {
     Result<std::shared_ptr<const FabricView>> v =
         build_view(view_->fabric, view_->policy, view_->origin, next_version_++);
-    if (!v) return {{500, v.error().message}};
+    if (!v) return refused<RerouteOutcome>(Failure::internal(v.error().message));
     next = *v;
   }
   RerouteRecord r = new_reroute(actor, reason.empty() ? "requested" : reason, next ? next->route_ms : 0);
   if (r.status == "queued") r.status = "pending";  // the slot was taken above
-  RerouteOutcome out{{202, "reroute requested"}};
-  if (std::optional<Outcome> failed = commit_change(actor, "reroute", nullptr, out, &r, [] {})) {
-    out.Outcome::operator=(*failed);
+  RerouteOutcome out;
+  const std::string done = "reroute requested";
+  if (std::optional<Failure> failed = commit_change(actor, "reroute", nullptr, done, &r, [] {})) {
+    out.failure = std::move(failed);
     return out;
   }
+  out.message = done;
   out.audited = true;
   if (next) set_view(next);
   send_reroute(r, false);
@@ -141,7 +143,10 @@ void Controller::tick(double now) {
   for (int64_t id : expired) {
     Actor system{"controller", Role::kOperator, "expire drain " + std::to_string(id), ""};
     DrainOutcome o = undrain(id, system, false);
-    if (!o.audited) audit_refused(system, o.status, o.message);
+    if (!o.audited) {
+      audit_refused(system, 0,
+                    o.failure ? std::string(to_string(o.failure->kind)) + ": " + o.failure->message : o.message);
+    }
   }
   std::lock_guard lock(mu_);
   // Recovery: once the disk has room again (or is writable again), health

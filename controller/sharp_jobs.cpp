@@ -3,6 +3,8 @@
 // and recorded as an event (sharp_job_changed / sharp_job_refused).
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "controller/controller.h"
 #include "routing/node_lookup.h"
 
@@ -39,15 +41,6 @@ std::string trees_json(const routing::Fabric& f, const std::vector<routing::Shar
                    {"switches", switches}});
   }
   return out.dump();
-}
-
-int status_for(const std::string& message) {
-  if (message.find("unknown host") != std::string::npos || message.find("unknown CA") != std::string::npos) return 404;
-  if (message.find("capacity exhausted") != std::string::npos || message.find("already holds") != std::string::npos ||
-      message.find("not connected") != std::string::npos || message.find("no healthy") != std::string::npos) {
-    return 409;
-  }
-  return 400;
 }
 
 }  // namespace
@@ -134,14 +127,57 @@ void Controller::sharp_follow_view() {
   }
 }
 
+std::optional<Failure> Controller::check_job_request(const JobRequest& request) const {
+  // The same checks, in the same order and words, as the allocator's
+  // (routing/sharp_trees.cpp resolve()), whose errors carry no kind.
+  const routing::Fabric& f = view_->fabric;
+  const routing::RailMap& rails = view_->rails;
+  const std::string who = "job '" + request.id + "'";
+  std::vector<NodeId> cas;
+  for (const std::string& name : request.cas) {
+    Result<NodeId> n = routing::find_node(f, name);
+    if (!n) return Failure::not_found(who + ": unknown CA '" + name + "'");
+    if (f.is_switch(*n)) {
+      const std::string_view desc = f.desc(*n);
+      return Failure::invalid(who + ": '" + std::string(desc.empty() ? f.name(*n) : desc) + "' is a switch, not a CA");
+    }
+    cas.push_back(*n);
+  }
+  std::vector<uint8_t> wanted_host(rails.hosts.size(), 0);
+  for (const std::string& host : request.hosts) {
+    const auto it = std::find(rails.hosts.begin(), rails.hosts.end(), host);
+    if (it == rails.hosts.end()) return Failure::not_found(who + ": unknown host '" + host + "'");
+    wanted_host[static_cast<size_t>(it - rails.hosts.begin())] = 1;
+  }
+  if (!request.hosts.empty()) {
+    for (NodeId ca : f.cas()) {
+      const uint32_t h = rails.host[ca.value()];
+      if (h < wanted_host.size() && wanted_host[h]) cas.push_back(ca);
+    }
+  }
+  if (cas.empty()) return Failure::invalid(who + ": no CAs (give CAs or hosts)");
+  for (int32_t r : request.rails) {
+    if (r < 0 || static_cast<uint32_t>(r) >= rails.num_rails) {
+      return Failure::invalid(who + ": rail " + std::to_string(r) + " is not a rail of this fabric (" +
+                              std::to_string(rails.num_rails) + " rails)");
+    }
+  }
+  for (int32_t r : request.rails) {
+    const bool on_rail = std::any_of(cas.begin(), cas.end(), [&](NodeId ca) { return rails.rail[ca.value()] == r; });
+    if (!on_rail) return Failure::invalid(who + ": none of its CAs is on rail " + std::to_string(r));
+  }
+  return std::nullopt;
+}
+
 JobOutcome Controller::create_job(const JobRequest& request, const Actor& actor) {
   std::lock_guard lock(mu_);
-  if (!view_ || !sharp_) return {{503, "no fabric yet"}};
+  if (!view_ || !sharp_) return refused<JobOutcome>(Failure::unavailable("no fabric yet"));
   if (std::optional<JobRecord> existing = store_->job(request.id); existing && existing->status == "active") {
-    JobOutcome out{{409, "job '" + request.id + "' already exists; DELETE it first"}};
+    JobOutcome out = refused<JobOutcome>(Failure::conflict("job '" + request.id + "' already exists; DELETE it first"));
     out.job = existing;
     return out;
   }
+  if (std::optional<Failure> bad = check_job_request(request)) return refused<JobOutcome>(std::move(*bad));
   JobRecord job;
   job.id = request.id;
   job.request = json{{"hosts", request.hosts}, {"cas", request.cas}, {"rails", request.rails}}.dump();
@@ -149,16 +185,20 @@ JobOutcome Controller::create_job(const JobRequest& request, const Actor& actor)
   job.created_at = job.updated_at = unix_now();
   job.status = "active";
   Result<routing::SharpAllocation> a = sharp_allocate(job);
-  if (!a) return {{status_for(a.error().message), a.error().message}};
+  // The request was checked above: what the allocator refuses now is the
+  // fabric's state (capacity, links that are down or drained).
+  if (!a) return refused<JobOutcome>(Failure::conflict(a.error().message));
   job.trees = trees_json(view_->fabric, a->trees);
   job.detail = "allocated on fabric version " + std::to_string(view_->version);
-  JobOutcome out{{201, "job '" + job.id + "': " + std::to_string(a->trees.size()) + " SHARP trees"}};
-  if (std::optional<Outcome> failed = commit_change(actor, "create job " + job.id, nullptr, out, nullptr,
+  JobOutcome out;
+  const std::string done = "job '" + job.id + "': " + std::to_string(a->trees.size()) + " SHARP trees";
+  if (std::optional<Failure> failed = commit_change(actor, "create job " + job.id, nullptr, done, nullptr,
                                                     [&] { store_->put_job(job); })) {
     (void)sharp_->release(job.id);  // the slots go back: the job does not exist
-    out.Outcome::operator=(*failed);
+    out.failure = std::move(failed);
     return out;
   }
+  out.message = done;
   out.audited = true;
   ++generation_;
   out.job = job;
@@ -168,17 +208,19 @@ JobOutcome Controller::create_job(const JobRequest& request, const Actor& actor)
 JobOutcome Controller::delete_job(const std::string& id, const Actor& actor) {
   std::lock_guard lock(mu_);
   std::optional<JobRecord> job = store_->job(id);
-  if (!job || job->status == "deleted") return {{404, "no job '" + id + "'"}};
+  if (!job || job->status == "deleted") return refused<JobOutcome>(Failure::not_found("no job '" + id + "'"));
   job->status = "deleted";
   job->detail = "deleted by " + actor.name;
   job->trees = "[]";
   job->updated_at = unix_now();
-  JobOutcome out{{200, "job '" + id + "' deleted; its tree slots are free"}};
-  if (std::optional<Outcome> failed = commit_change(actor, "delete job " + id, nullptr, out, nullptr,
+  JobOutcome out;
+  const std::string done = "job '" + id + "' deleted; its tree slots are free";
+  if (std::optional<Failure> failed = commit_change(actor, "delete job " + id, nullptr, done, nullptr,
                                                     [&] { store_->put_job(*job); })) {
-    out.Outcome::operator=(*failed);
+    out.failure = std::move(failed);
     return out;
   }
+  out.message = done;
   // Slots are freed once the deletion is durable: a failed delete keeps them.
   if (sharp_ && sharp_->find(id)) (void)sharp_->release(id);
   out.audited = true;

@@ -61,7 +61,7 @@ struct AuditRecord {
   std::string role;
   std::string action;  // "POST /api/v1/drains"
   std::string request; // body (truncated)
-  int status = 0;
+  int status = 0;      // the caller's reply code (api/: the HTTP status); 0: the controller's own action
   std::string result;  // short outcome
 };
 

@@ -434,5 +434,31 @@ TEST_F(ApiTest, SharpJobsShareCapacityAndFollowFailures) {
   EXPECT_EQ(d.get("/api/v1/jobs?all=true").doc()["jobs"].size(), 5u);
 }
 
+// A job request's refusals: the kind (and so the status) comes from what was
+// checked, not from matching the message; the messages are the allocator's.
+TEST_F(ApiTest, JobRequestsAreRefusedWithTheirKind) {
+  Daemon d(dir_);
+  struct Case {
+    std::string body;
+    int status;
+    std::string message;
+  };
+  const Case cases[] = {
+      {R"({"id": "x", "hosts": ["nobody"]})", 404, "job 'x': unknown host 'nobody'"},
+      {R"({"id": "x", "cas": ["ghost"]})", 404, "job 'x': unknown CA 'ghost'"},
+      {R"({"id": "x", "cas": ["leaf g000 r0"]})", 400, "job 'x': 'leaf g000 r0' is a switch, not a CA"},
+      {R"({"id": "x", "hosts": ["node001"], "rails": [9]})", 400,
+       "job 'x': rail 9 is not a rail of this fabric (4 rails)"},
+      {R"({"id": "x", "cas": ["node001 mlx5_0"], "rails": [1]})", 400, "job 'x': none of its CAs is on rail 1"},
+  };
+  for (const Case& c : cases) {
+    Reply r = d.post("/api/v1/jobs", c.body);
+    EXPECT_EQ(r.status, c.status) << c.body << " -> " << r.body;
+    EXPECT_EQ(r.doc()["error"]["message"], c.message) << c.body;
+  }
+  EXPECT_EQ(d.post("/api/v1/jobs", R"({"id": "x", "cas": ["node001 mlx5_0"], "rails": [0]})").status, 201);
+  EXPECT_TRUE(d.get("/api/v1/jobs?all=true").doc()["jobs"].size() == 1u) << "only the last one was made";
+}
+
 }  // namespace
 }  // namespace railyard::api

@@ -74,10 +74,10 @@ TEST_F(RerouteRateTest, DrainsUndrainsAndReroutesShareTheLimit) {
   std::vector<std::string> statuses;
   for (int i = 0; i < 10; ++i) {
     DrainOutcome o = c->drain(uplink_drain(9, "cycle"), ops, false, false);
-    ASSERT_EQ(o.status, 201) << o.message;
+    ASSERT_TRUE(o.ok()) << o.failure->message;
     statuses.push_back(o.reroute->status);
     DrainOutcome u = c->undrain(o.drain->id, ops, false);
-    ASSERT_EQ(u.status, 200) << u.message;
+    ASSERT_TRUE(u.ok()) << u.failure->message;
     statuses.push_back(u.reroute->status);
   }
   // Every change was made; only three reroutes reached the plugin.
@@ -87,8 +87,9 @@ TEST_F(RerouteRateTest, DrainsUndrainsAndReroutesShareTheLimit) {
   EXPECT_TRUE(c->store().active_drains().empty());
   // An explicit reroute is refused now, with the time to wait.
   RerouteOutcome r = c->reroute(ops, "more");
-  EXPECT_EQ(r.status, 429);
-  EXPECT_GT(r.retry_after_s, 0);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.failure->kind, FailureKind::kRateLimited);
+  EXPECT_GT(r.failure->retry_after_s, 0);
   // The queued ones wait (no window opens within this test)...
   c->tick(unix_now());
   EXPECT_EQ(sent_.size(), 3u);
