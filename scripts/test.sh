@@ -2,9 +2,11 @@
 # test.sh — THE test command: install what is missing, build the asan and release
 # flavours, run the unit tests under ASan/UBSan (the fuzz corpora among them)
 # and the integration tests (real OpenSM + ibsim + infiniband-diags) in the
-# release build; then fuzz every libFuzzer target for a bounded time (fuzz
-# flavour, clang) and run the controller and API tests under ThreadSanitizer
-# (tsan flavour). Exits non-zero if any step fails; prints a summary either way.
+# release build (with the Debian package built from it and checked by lintian
+# first: the package tests install it into a throwaway root); then fuzz every
+# libFuzzer target for a bounded time (fuzz flavour, clang) and run the
+# controller and API tests under ThreadSanitizer (tsan flavour). Exits non-zero
+# if any step fails; prints a summary either way.
 #   sudo bash scripts/test.sh
 # Environment: RAILYARD_TEST_FILTER=REGEX passes -R REGEX to the ctest runs.
 #   RAILYARD_FUZZ_SECONDS=N fuzzes each target N seconds (default 30; 0 skips
@@ -146,6 +148,9 @@ if step "setup" bash scripts/setup.sh &&
    step "build release" env RAILYARD_BENCH=OFF bash scripts/build.sh release integration_deps; then
   step "unit tests (asan)" ctest --test-dir build/asan -L unit --output-on-failure -j2 \
     --timeout 300 "${filter[@]}"
+  # The Debian package from the release tree (no compile of its own), checked
+  # with lintian; the integration tests package_*_test.sh install it.
+  step "package (deb, lintian)" bash scripts/package.sh build/release
   step "integration tests (release)" ctest --test-dir build/release -L integration \
     --output-on-failure --timeout 900 "${filter[@]}"
 fi
