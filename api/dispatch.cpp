@@ -179,15 +179,14 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
     case EndpointId::kHosts:
       return cached(static_cast<int>(e.id), [&] { return json_response(200, render_hosts(*need_view(c_), *c_.links())); });
     case EndpointId::kLinks: {
-      std::string state;
+      LinkFilter filter = LinkFilter::kAll;
       if (auto it = req.query.find("state"); it != req.query.end()) {
-        state = it->second;
-        if (state != "up" && state != "down" && state != "drained") {
-          throw Failure::invalid("query 'state' must be up, down or drained");
-        }
+        const std::optional<LinkFilter> f = parse_link_filter(it->second);
+        if (!f) throw Failure::invalid("query 'state' must be up, down or drained");
+        filter = *f;
       }
       auto v = c_.view();
-      return json_response(200, render_links(v.get(), *c_.links(), state));
+      return json_response(200, render_links(v.get(), *c_.links(), filter));
     }
     case EndpointId::kRoute: return route(c_, params, req);
     case EndpointId::kEvents: {
@@ -262,8 +261,9 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
       l.event_id = get_id(j, "id", 256);
       l.node = get_string(j, "node", true);
       l.port = get_port(j, true);
-      l.state = get_string(j, "state", true);
-      if (l.state != "down" && l.state != "up") throw Failure::invalid("field 'state' must be down or up");
+      const std::optional<ctl::LinkState> state = ctl::parse_link_state(get_string(j, "state", true));
+      if (!state) throw Failure::invalid("field 'state' must be down or up");
+      l.state = *state;
       l.reason = get_string(j, "reason", false);
       if (j.contains("time")) {
         if (!j["time"].is_number() || !std::isfinite(j["time"].get<double>())) {

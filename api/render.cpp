@@ -43,10 +43,24 @@ struct LinkCounts {
   uint64_t up = 0, down = 0, drained = 0;
 };
 
+// A CA's health as GET /hosts shows it.
+enum class CaHealth : uint8_t { kHealthy, kDown, kDrained, kIsolated, kDegraded };
+
+std::string_view to_string(CaHealth h) {
+  switch (h) {
+    case CaHealth::kHealthy: return "healthy";
+    case CaHealth::kDown: return "down";
+    case CaHealth::kDrained: return "drained";
+    case CaHealth::kIsolated: return "isolated";
+    case CaHealth::kDegraded: return "degraded";
+  }
+  return "healthy";
+}
+
 LinkCounts count_links(const std::vector<ctl::LinkStatus>& links) {
   LinkCounts c;
   for (const ctl::LinkStatus& l : links) {
-    (l.state == "down" ? c.down : c.up)++;
+    (l.state == ctl::LinkState::kDown ? c.down : c.up)++;
     if (!l.drains.empty()) ++c.drained;
   }
   return c;
@@ -148,15 +162,15 @@ json render_hosts(const ctl::FabricView& v, const std::vector<ctl::LinkStatus>& 
               {"guid", routing::to_string(f.node(ca).guid)},
               {"lid", port.lid.value},
               {"rail", v.rails.rail[ca.value()]}};
-    std::string health = "healthy";
+    CaHealth health = CaHealth::kHealthy;
     if (!link_up) {
-      health = "down";
+      health = CaHealth::kDown;
     } else if (link_drained) {
-      health = "drained";
+      health = CaHealth::kDrained;
     } else if (leaf.valid() && up_all[leaf.value()] > 0 && up_ok[leaf.value()] == 0) {
-      health = "isolated";
+      health = CaHealth::kIsolated;
     } else if (leaf.valid() && up_ok[leaf.value()] < up_all[leaf.value()]) {
-      health = "degraded";
+      health = CaHealth::kDegraded;
     }
     if (leaf.valid()) {
       c["leaf"] = f.desc(leaf);
@@ -164,13 +178,13 @@ json render_hosts(const ctl::FabricView& v, const std::vector<ctl::LinkStatus>& 
       c["leaf_port"] = port.remote.valid() ? f.port(port.remote).num.value : 0;
       c["leaf_uplinks"] = {{"healthy", up_ok[leaf.value()]}, {"total", up_all[leaf.value()]}};
     }
-    c["health"] = health;
+    c["health"] = to_string(health);
     const uint32_t h = v.rails.host[ca.value()];
     if (h == routing::kNoHost || h >= hosts.size()) {
       without_host.push_back(c);
       continue;
     }
-    healthy[h] += health == "healthy";
+    healthy[h] += health == CaHealth::kHealthy;
     hosts[h].push_back(std::move(c));
   }
   json list = json::array();
@@ -186,13 +200,22 @@ json render_hosts(const ctl::FabricView& v, const std::vector<ctl::LinkStatus>& 
   return out;
 }
 
-json render_links(const ctl::FabricView* v, const std::vector<ctl::LinkStatus>& links, const std::string& state) {
+std::optional<LinkFilter> parse_link_filter(std::string_view text) {
+  if (text == "drained") return LinkFilter::kDrained;
+  if (const std::optional<ctl::LinkState> state = ctl::parse_link_state(text)) {
+    return *state == ctl::LinkState::kUp ? LinkFilter::kUp : LinkFilter::kDown;
+  }
+  return std::nullopt;
+}
+
+json render_links(const ctl::FabricView* v, const std::vector<ctl::LinkStatus>& links, LinkFilter filter) {
   json list = json::array();
   for (const ctl::LinkStatus& l : links) {
     const bool drained = !l.drains.empty();
-    if (state == "drained" && !drained) continue;
-    if ((state == "up" || state == "down") && l.state != state) continue;
-    json item = {{"link", l.key}, {"state", l.state}, {"drained", drained}};
+    if (filter == LinkFilter::kDrained && !drained) continue;
+    if (filter == LinkFilter::kUp && l.state != ctl::LinkState::kUp) continue;
+    if (filter == LinkFilter::kDown && l.state != ctl::LinkState::kDown) continue;
+    json item = {{"link", l.key}, {"state", ctl::to_string(l.state)}, {"drained", drained}};
     if (drained) item["drains"] = l.drains;
     if (v && l.link.valid()) {
       const Fabric& f = v->fabric;
@@ -226,7 +249,7 @@ json render_drain(const ctl::DrainRecord& d) {
 
 json render_reroute(const ctl::RerouteRecord& r) {
   return {{"id", r.id},
-          {"status", r.status},
+          {"status", ctl::to_string(r.status)},
           {"requested_at", r.requested_at},
           {"requested_by", r.requested_by},
           {"reason", r.reason},
@@ -237,7 +260,7 @@ json render_reroute(const ctl::RerouteRecord& r) {
 
 json render_event(const ctl::EventRecord& e) {
   json body = json::parse(e.body, nullptr, false);
-  json j = {{"id", e.id}, {"time", e.time}, {"source", e.source}, {"type", e.type},
+  json j = {{"id", e.id}, {"time", e.time}, {"source", ctl::to_string(e.source)}, {"type", e.type},
             {"data", body.is_discarded() ? json(e.body) : body}};
   if (!e.external_id.empty()) j["external_id"] = e.external_id;
   return j;
@@ -247,7 +270,7 @@ json render_job(const ctl::JobRecord& j) {
   json request = json::parse(j.request, nullptr, false);
   json trees = json::parse(j.trees, nullptr, false);
   return {{"id", j.id},
-          {"status", j.status},
+          {"status", ctl::to_string(j.status)},
           {"detail", j.detail},
           {"version", j.version},
           {"created_by", j.created_by},

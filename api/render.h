@@ -4,7 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "controller/controller.h"
 #include "routing/ar_groups.h"
@@ -15,8 +18,11 @@ nlohmann::json render_fabric_summary(const controller::FabricView& view, const s
                                      size_t drains);
 nlohmann::json render_switches(const controller::FabricView& view, const std::vector<controller::DrainRecord>& drains);
 nlohmann::json render_hosts(const controller::FabricView& view, const std::vector<controller::LinkStatus>& links);
+// Which links GET /links lists (its `state` query: up, down, drained).
+enum class LinkFilter : uint8_t { kAll, kUp, kDown, kDrained };
+std::optional<LinkFilter> parse_link_filter(std::string_view text);
 nlohmann::json render_links(const controller::FabricView* view, const std::vector<controller::LinkStatus>& links,
-                            const std::string& state);
+                            LinkFilter filter);
 nlohmann::json render_drain(const controller::DrainRecord& drain);
 nlohmann::json render_reroute(const controller::RerouteRecord& reroute);
 nlohmann::json render_event(const controller::EventRecord& event);

@@ -167,9 +167,6 @@ DrainOutcome Controller::undrain(int64_t id, const Actor& actor, bool dry_run) {
 LinkEventOutcome Controller::link_event(const LinkEventRequest& request, const Actor& actor, bool force) {
   std::lock_guard lock(mu_);
   if (!view_) return refused<LinkEventOutcome>(Failure::unavailable("no fabric yet"));
-  if (request.state != "down" && request.state != "up") {
-    return refused<LinkEventOutcome>(Failure::invalid("state must be down or up"));
-  }
   const bool offline = config_.fabric_source == FabricSource::kOffline;
   const routing::Fabric& f = offline ? offline_fabric_ : view_->fabric;
   Result<NodeId> node = routing::find_node(f, request.node);
@@ -184,12 +181,12 @@ LinkEventOutcome Controller::link_event(const LinkEventRequest& request, const A
     return refused<LinkEventOutcome>(Failure::invalid(port_label(f, port) + " is not cabled"));
   }
   const std::string key = link_key(f, f.port(port).link);
-  const std::string& state_word = request.state;
+  const std::string state_word(to_string(request.state));
   const std::string type = "link_" + state_word;
 
   // The same id again is the same event; the same id for another link or
   // state is a reporter's bug, not something to ignore.
-  if (std::optional<EventRecord> seen = store_->event_by_external_id("rest", request.event_id)) {
+  if (std::optional<EventRecord> seen = store_->event_by_external_id(Reporter::kRest, request.event_id)) {
     const nlohmann::json body = nlohmann::json::parse(seen->body, nullptr, false);
     const bool same = seen->type == type && body.is_object() && body.value("link", "") == key;
     LinkEventOutcome out;
@@ -206,11 +203,11 @@ LinkEventOutcome Controller::link_event(const LinkEventRequest& request, const A
   }
 
   std::vector<LinkStateRecord> states = store_->current_link_states();
-  std::string previous = "up";
+  LinkState previous = LinkState::kUp;
   for (const LinkStateRecord& r : states) {
     if (r.link == key) previous = r.state;
   }
-  const LinkStateRecord state{key, request.state, request.time.value_or(unix_now()), "rest", request.reason};
+  const LinkStateRecord state{key, request.state, request.time.value_or(unix_now()), Reporter::kRest, request.reason};
   std::erase_if(states, [&](const LinkStateRecord& r) { return r.link == key; });
   states.push_back(state);
 
@@ -234,7 +231,7 @@ LinkEventOutcome Controller::link_event(const LinkEventRequest& request, const A
     const uint64_t cut_after = after.drained_pairs + after.unreachable_pairs;
     impact.pairs_cut = cut_after > cut_before ? cut_after - cut_before : 0;
     impact.route_ms = next->route_ms;
-    if (request.state == "down" && impact.pairs_cut > 0 && !force) {
+    if (request.state == LinkState::kDown && impact.pairs_cut > 0 && !force) {
       LinkEventOutcome out = refused<LinkEventOutcome>(Failure::conflict(
           "link " + port_label(f, port) + " down would cut " + std::to_string(impact.pairs_cut) +
           " CA pairs off (no other path); nothing recorded. If the link is really down, repeat with force=true"));
@@ -250,14 +247,14 @@ LinkEventOutcome Controller::link_event(const LinkEventRequest& request, const A
                          {"reported_by", actor.name}};
   EventRecord e;
   e.time = state.time;
-  e.source = "rest";
+  e.source = Reporter::kRest;
   e.type = type;
   e.external_id = request.event_id;
   e.body = body.dump();
   LinkEventOutcome out;
   out.impact = impact;
   const std::string done = previous == request.state
-                               ? "recorded (the link was already " + previous + ")"
+                               ? "recorded (the link was already " + std::string(to_string(previous)) + ")"
                                : "recorded";
   std::optional<RerouteRecord> reroute;
   if (next) reroute = new_reroute(actor, "link " + key + " " + state_word, next->route_ms);

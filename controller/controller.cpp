@@ -116,7 +116,7 @@ std::vector<std::string> Controller::down_links() const { return down_links(stor
 std::vector<std::string> Controller::down_links(const std::vector<LinkStateRecord>& states) {
   std::vector<std::string> out;
   for (const LinkStateRecord& r : states) {
-    if (r.state == "down") out.push_back(r.link);
+    if (r.state == LinkState::kDown) out.push_back(r.link);
   }
   return out;
 }
@@ -146,7 +146,7 @@ policies::Policy Controller::effective_policy(const std::vector<DrainRecord>& dr
   // Links that outside monitoring reported down are kept out of routing too:
   // live, OpenSM may still see them up.
   for (const LinkStateRecord& r : states) {
-    if (r.state != "down" || r.source != "rest") continue;
+    if (r.state != LinkState::kDown || r.source != Reporter::kRest) continue;
     auto ref = key_to_ref(r.link);
     if (ref && resolvable(ref->node) && std::find(p.drains.links.begin(), p.drains.links.end(), *ref) == p.drains.links.end()) {
       p.drains.links.push_back(*ref);
@@ -241,7 +241,7 @@ std::shared_ptr<const std::vector<LinkStatus>> Controller::links() const {
   std::shared_ptr<const FabricView> v = view();
   auto result = std::make_shared<std::vector<LinkStatus>>();
   std::vector<LinkStatus>& out = *result;
-  std::map<std::string, std::string> states;
+  std::map<std::string, LinkState> states;
   for (const LinkStateRecord& r : store_->current_link_states()) states[r.link] = r.state;
   const std::vector<DrainRecord> drains = store_->active_drains();
   std::set<std::string> seen;
@@ -254,7 +254,8 @@ std::shared_ptr<const std::vector<LinkStatus>> Controller::links() const {
       s.link = id;
       s.key = link_key(f, id);
       auto st = states.find(s.key);
-      s.state = l.state == routing::PortState::kDown || (st != states.end() && st->second == "down") ? "down" : "up";
+      const bool down = l.state == routing::PortState::kDown || (st != states.end() && st->second == LinkState::kDown);
+      s.state = down ? LinkState::kDown : LinkState::kUp;
       const std::string ka = port_key(f, l.a), kb = port_key(f, l.b);
       const std::string sa = routing::to_string(f.node(f.port(l.a).node).guid);
       const std::string sb = routing::to_string(f.node(f.port(l.b).node).guid);
@@ -267,7 +268,9 @@ std::shared_ptr<const std::vector<LinkStatus>> Controller::links() const {
     }
   }
   for (const auto& [key, state] : states) {
-    if (state == "down" && !seen.contains(key)) out.push_back(LinkStatus{LinkId(), key, "down", {}});
+    if (state == LinkState::kDown && !seen.contains(key)) {
+      out.push_back(LinkStatus{LinkId(), key, LinkState::kDown, {}});
+    }
   }
   links_ = std::move(result);
   links_generation_ = generation;

@@ -33,6 +33,7 @@
 #include "controller/config.h"
 #include "controller/fabric_view.h"
 #include "controller/failure.h"
+#include "controller/states.h"
 #include "controller/store.h"
 #include "protocol/plugin_events.h"
 #include "routing/ar_groups.h"
@@ -117,7 +118,7 @@ struct LinkEventRequest {
   std::string event_id;  // the reporter's id: the same id twice is one event
   std::string node;      // either end of the link
   uint32_t port = 0;
-  std::string state;     // down | up
+  LinkState state = LinkState::kDown;
   std::string reason;
   std::optional<double> time;
 };
@@ -143,7 +144,7 @@ struct JobOutcome : Outcome {
 struct LinkStatus {
   LinkId link;   // invalid when the link is not in the current fabric (live: gone)
   std::string key;        // canonical name
-  std::string state;      // up | down
+  LinkState state = LinkState::kUp;
   std::vector<int64_t> drains;  // active drains covering it
 };
 
@@ -278,7 +279,7 @@ class Controller {
   std::vector<std::string> down_links() const;
   static std::vector<std::string> down_links(const std::vector<LinkStateRecord>& states);
   // `time`: when the reporter says it happened (believed when plausible); else now.
-  void record_event(const std::string& source, const std::string& type, const nlohmann::json& body,
+  void record_event(Reporter source, const std::string& type, const nlohmann::json& body,
                     std::optional<double> time = std::nullopt);
   // A decoded plugin event (plugin_events.cpp; mu_ held): what it does to
   // requests and counters. `line` is the event as received, stored as is.

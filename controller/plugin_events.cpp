@@ -81,7 +81,7 @@ std::string account_seq(uint64_t seq, const protocol::HelloEvent* hello, uint64_
 
 }  // namespace
 
-void Controller::record_event(const std::string& source, const std::string& type, const nlohmann::json& body,
+void Controller::record_event(Reporter source, const std::string& type, const nlohmann::json& body,
                               std::optional<double> time) {
   EventRecord e;
   const double now = unix_now();
@@ -125,7 +125,7 @@ void Controller::on_plugin_line(const std::string& line) {
   }
   if (!envelope) {
     std::lock_guard lock(mu_);
-    record_event("controller", "plugin_line_rejected", {{"error", error}, {"bytes", line.size()}});
+    record_event(Reporter::kController, "plugin_line_rejected", {{"error", error}, {"bytes", line.size()}});
     return;
   }
   // The body is decoded before the lock: a fabric snapshot's topology (~9 MB
@@ -138,7 +138,7 @@ void Controller::on_plugin_line(const std::string& line) {
   const auto* hello = body ? std::get_if<protocol::HelloEvent>(&*body) : nullptr;
   const std::string anomaly = account_seq(envelope->seq, hello, last_plugin_seq_, counters_.plugin_events_dropped);
   if (!anomaly.empty()) {
-    record_event("controller", "plugin_seq_anomaly",
+    record_event(Reporter::kController, "plugin_seq_anomaly",
                  {{"event", envelope->type}, {"previous_seq", before}, {"reason", anomaly + "; not counted as drops"}});
   }
   if (!body) {
@@ -147,10 +147,10 @@ void Controller::on_plugin_line(const std::string& line) {
       return;
     }
     if (envelope->type == "fabric") {
-      record_event("controller", "snapshot_rejected",
+      record_event(Reporter::kController, "snapshot_rejected",
                    {{"pass", raw.contains("pass") ? safe_dump(raw["pass"]) : "?"}, {"error", body.error().message()}});
     } else {
-      record_event("controller", "plugin_line_rejected",
+      record_event(Reporter::kController, "plugin_line_rejected",
                    {{"error", body.error().message()}, {"bytes", line.size()}});
     }
     return;
@@ -192,7 +192,7 @@ void Controller::take_plugin_event(const protocol::EventBody& body, const std::s
     }
     line["lft_blocks_changed"] = blocks;
   }
-  if (stored(body)) record_event("plugin", type, line, time);
+  if (stored(body)) record_event(Reporter::kPlugin, type, line, time);
 }
 
 void Controller::handle_fabric_snapshot(const protocol::FabricEvent& snapshot) {
@@ -204,7 +204,7 @@ void Controller::handle_fabric_snapshot(const protocol::FabricEvent& snapshot) {
   Result<std::shared_ptr<const FabricView>> v =
       build_view(routing::Fabric(*snapshot.fabric), policy, "plugin pass " + pass, next_version_++);
   if (!v) {
-    record_event("controller", "snapshot_rejected", {{"pass", pass}, {"error", v.error().message}});
+    record_event(Reporter::kController, "snapshot_rejected", {{"pass", pass}, {"error", v.error().message}});
     return;
   }
   set_view(*v);
@@ -227,15 +227,16 @@ void Controller::note_link_changes(const FabricView* before, const FabricView& a
       const std::string key = link_key(b, LinkId(i));
       if (now_up.contains(key)) continue;
       auto it = known.find(key);
-      if (it != known.end() && it->second.state == "down") continue;
-      store_->add_link_state(LinkStateRecord{key, "down", now, "plugin", "gone from OpenSM's subnet"});
-      record_event("controller", "link_down", {{"link", key}, {"source", "plugin"}});
+      if (it != known.end() && it->second.state == LinkState::kDown) continue;
+      store_->add_link_state(
+          LinkStateRecord{key, LinkState::kDown, now, Reporter::kPlugin, "gone from OpenSM's subnet"});
+      record_event(Reporter::kController, "link_down", {{"link", key}, {"source", to_string(Reporter::kPlugin)}});
     }
   }
   for (const auto& [key, rec] : known) {
-    if (rec.state == "down" && rec.source == "plugin" && now_up.contains(key)) {
-      store_->add_link_state(LinkStateRecord{key, "up", now, "plugin", "back in OpenSM's subnet"});
-      record_event("controller", "link_up", {{"link", key}, {"source", "plugin"}});
+    if (rec.state == LinkState::kDown && rec.source == Reporter::kPlugin && now_up.contains(key)) {
+      store_->add_link_state(LinkStateRecord{key, LinkState::kUp, now, Reporter::kPlugin, "back in OpenSM's subnet"});
+      record_event(Reporter::kController, "link_up", {{"link", key}, {"source", to_string(Reporter::kPlugin)}});
     }
   }
 }

@@ -31,14 +31,14 @@ RerouteRecord Controller::new_reroute(const Actor& actor, const std::string& rea
   r.reason = reason;
   if (config_.fabric_source == FabricSource::kOffline) {
     // The caller re-routed the view: applied as soon as it is committed.
-    r.status = "applied";
+    r.status = RerouteStatus::kApplied;
     r.finished_at = r.requested_at;
     r.latency_ms = route_ms;
     r.detail = "offline fabric re-routed";
   } else if (take_reroute_slot(steady_now())) {
-    r.status = "pending";
+    r.status = RerouteStatus::kPending;
   } else {
-    r.status = "queued";
+    r.status = RerouteStatus::kQueued;
     r.detail = "waiting for the rate limit (" + std::to_string(config_.reroutes_per_minute) +
                " reroutes a minute); sent with the changes queued with it";
   }
@@ -47,13 +47,13 @@ RerouteRecord Controller::new_reroute(const Actor& actor, const std::string& rea
 
 void Controller::send_reroute(RerouteRecord& r, bool policy_changed) {
   ++counters_.reroutes_requested;
-  if (r.status == "applied") {
+  if (r.status == RerouteStatus::kApplied) {
     ++counters_.reroutes_applied;
     counters_.reroute_latency_ms.push_back(r.latency_ms.value_or(0));
     if (counters_.reroute_latency_ms.size() > 1000) counters_.reroute_latency_ms.erase(counters_.reroute_latency_ms.begin());
     return;
   }
-  if (r.status == "queued") {
+  if (r.status == RerouteStatus::kQueued) {
     ++counters_.reroutes_coalesced;
     queued_.push_back(r.id);
     return;
@@ -67,7 +67,7 @@ void Controller::send_reroute(RerouteRecord& r, bool policy_changed) {
   try {
     finish_request(r.id, false, "plugin not connected: the policy file is written and applies at OpenSM's next sweep",
                    unix_now());
-    r.status = "failed";
+    r.status = RerouteStatus::kFailed;
     r.detail = "plugin not connected: the policy file is written and applies at OpenSM's next sweep";
     r.finished_at = unix_now();
   } catch (const StoreError&) {
@@ -92,7 +92,7 @@ RerouteOutcome Controller::reroute(const Actor& actor, const std::string& reason
     next = *v;
   }
   RerouteRecord r = new_reroute(actor, reason.empty() ? "requested" : reason, next ? next->route_ms : 0);
-  if (r.status == "queued") r.status = "pending";  // the slot was taken above
+  if (r.status == RerouteStatus::kQueued) r.status = RerouteStatus::kPending;  // the slot was taken above
   RerouteOutcome out;
   const std::string done = "reroute requested";
   if (std::optional<Failure> failed = commit_change(actor, "reroute", nullptr, done, &r, [] {})) {
@@ -118,7 +118,7 @@ void Controller::finish_request(const std::string& id, bool applied, const std::
   for (const std::string& one : ids) {
     std::optional<RerouteRecord> r = store_->reroute(one);
     if (!r) continue;
-    r->status = applied ? "applied" : "failed";
+    r->status = applied ? RerouteStatus::kApplied : RerouteStatus::kFailed;
     r->finished_at = now;
     r->detail = one == id ? detail : detail + " (carried by " + id + ")";
     if (applied) r->latency_ms = (now - r->requested_at) * 1000.0;

@@ -73,7 +73,7 @@ void Controller::sharp_follow_view() {
     Result<routing::SharpAllocator> a = routing::SharpAllocator::create(view_->fabric, view_->rails, std::move(drained),
                                                                         view_->policy.sharp.trees_per_switch);
     if (!a) {
-      record_event("controller", "sharp_unavailable", {{"error", a.error().message}});
+      record_event(Reporter::kController, "sharp_unavailable", {{"error", a.error().message}});
       return;
     }
     sharp_.emplace(std::move(*a));
@@ -89,11 +89,11 @@ void Controller::sharp_follow_view() {
           job.detail = "trees recomputed at start";
         }
       } else {
-        job.status = "refused";
+        job.status = JobStatus::kRefused;
         job.detail = got.error().message;
         job.trees = "[]";
         job.updated_at = now;
-        record_event("controller", "sharp_job_refused", {{"job", job.id}, {"reason", job.detail}});
+        record_event(Reporter::kController, "sharp_job_refused", {{"job", job.id}, {"reason", job.detail}});
       }
       store_->put_job(job);
     }
@@ -101,7 +101,7 @@ void Controller::sharp_follow_view() {
   }
   Result<routing::SharpRecompute> r = sharp_->update(view_->fabric, view_->rails, std::move(drained));
   if (!r) {
-    record_event("controller", "sharp_unavailable", {{"error", r.error().message}});
+    record_event(Reporter::kController, "sharp_unavailable", {{"error", r.error().message}});
     return;
   }
   for (const std::string& id : r->changed) {
@@ -113,17 +113,17 @@ void Controller::sharp_follow_view() {
     job->updated_at = now;
     job->detail = "trees recomputed after a fabric change (" + view_->origin + ")";
     store_->put_job(*job);
-    record_event("controller", "sharp_job_changed", {{"job", id}, {"version", job->version}});
+    record_event(Reporter::kController, "sharp_job_changed", {{"job", id}, {"version", job->version}});
   }
   for (const routing::SharpRecompute::Refused& ref : r->refused) {
     std::optional<JobRecord> job = store_->job(ref.job_id);
     if (!job) continue;
-    job->status = "refused";
+    job->status = JobStatus::kRefused;
     job->detail = ref.reason.message;
     job->trees = "[]";
     job->updated_at = now;
     store_->put_job(*job);
-    record_event("controller", "sharp_job_refused", {{"job", ref.job_id}, {"reason", ref.reason.message}});
+    record_event(Reporter::kController, "sharp_job_refused", {{"job", ref.job_id}, {"reason", ref.reason.message}});
   }
 }
 
@@ -172,7 +172,7 @@ std::optional<Failure> Controller::check_job_request(const JobRequest& request) 
 JobOutcome Controller::create_job(const JobRequest& request, const Actor& actor) {
   std::lock_guard lock(mu_);
   if (!view_ || !sharp_) return refused<JobOutcome>(Failure::unavailable("no fabric yet"));
-  if (std::optional<JobRecord> existing = store_->job(request.id); existing && existing->status == "active") {
+  if (std::optional<JobRecord> existing = store_->job(request.id); existing && existing->status == JobStatus::kActive) {
     JobOutcome out = refused<JobOutcome>(Failure::conflict("job '" + request.id + "' already exists; DELETE it first"));
     out.job = existing;
     return out;
@@ -183,7 +183,7 @@ JobOutcome Controller::create_job(const JobRequest& request, const Actor& actor)
   job.request = json{{"hosts", request.hosts}, {"cas", request.cas}, {"rails", request.rails}}.dump();
   job.created_by = actor.name;
   job.created_at = job.updated_at = unix_now();
-  job.status = "active";
+  job.status = JobStatus::kActive;
   Result<routing::SharpAllocation> a = sharp_allocate(job);
   // The request was checked above: what the allocator refuses now is the
   // fabric's state (capacity, links that are down or drained).
@@ -208,8 +208,8 @@ JobOutcome Controller::create_job(const JobRequest& request, const Actor& actor)
 JobOutcome Controller::delete_job(const std::string& id, const Actor& actor) {
   std::lock_guard lock(mu_);
   std::optional<JobRecord> job = store_->job(id);
-  if (!job || job->status == "deleted") return refused<JobOutcome>(Failure::not_found("no job '" + id + "'"));
-  job->status = "deleted";
+  if (!job || job->status == JobStatus::kDeleted) return refused<JobOutcome>(Failure::not_found("no job '" + id + "'"));
+  job->status = JobStatus::kDeleted;
   job->detail = "deleted by " + actor.name;
   job->trees = "[]";
   job->updated_at = unix_now();

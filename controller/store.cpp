@@ -9,22 +9,6 @@
 
 namespace railyard::controller {
 
-std::string_view to_string(DrainKind kind) {
-  switch (kind) {
-    case DrainKind::kLink: return "link";
-    case DrainKind::kPort: return "port";
-    case DrainKind::kSwitch: return "switch";
-  }
-  return "link";
-}
-
-std::optional<DrainKind> parse_drain_kind(std::string_view text) {
-  if (text == "link") return DrainKind::kLink;
-  if (text == "port") return DrainKind::kPort;
-  if (text == "switch") return DrainKind::kSwitch;
-  return std::nullopt;
-}
-
 namespace {
 
 constexpr const char* kSchema = R"sql(
@@ -125,10 +109,19 @@ void exec(sqlite3* db, const char* sql) {
   }
 }
 
+// A state column's word as its enum (states.h); another word is a StoreError
+// naming where it was found.
+template <class E>
+E state_column(const Stmt& s, int column, std::optional<E> (*parse)(std::string_view), const char* where) {
+  const std::string text = s.text(column);
+  if (std::optional<E> value = parse(text)) return *value;
+  throw StoreError(std::string(where) + ": unknown value '" + text + "'");
+}
+
 DrainRecord read_drain(const Stmt& s) {
   DrainRecord d;
   d.id = s.integer(0);
-  d.kind = parse_drain_kind(s.text(1)).value_or(DrainKind::kLink);
+  d.kind = state_column(s, 1, parse_drain_kind, "drains.kind");
   d.target = s.text(2);
   d.target_name = s.text(3);
   d.reason = s.text(4);
@@ -150,7 +143,7 @@ RerouteRecord read_reroute(const Stmt& s) {
   r.requested_at = s.real(1);
   r.requested_by = s.text(2);
   r.reason = s.text(3);
-  r.status = s.text(4);
+  r.status = state_column(s, 4, parse_reroute_status, "reroutes.status");
   r.finished_at = s.opt_real(5);
   r.latency_ms = s.opt_real(6);
   r.detail = s.text(7);
@@ -164,7 +157,13 @@ constexpr const char* kJobColumns =
     "SELECT id, request, trees, status, detail, created_by, created_at, updated_at, version FROM jobs ";
 
 JobRecord read_job(const Stmt& s) {
-  return JobRecord{s.text(0), s.text(1), s.text(2), s.text(3), s.text(4), s.text(5), s.real(6), s.real(7), s.integer(8)};
+  return JobRecord{s.text(0), s.text(1), s.text(2), state_column(s, 3, parse_job_status, "jobs.status"),
+                   s.text(4), s.text(5), s.real(6), s.real(7), s.integer(8)};
+}
+
+EventRecord read_event(const Stmt& s) {
+  return EventRecord{s.integer(0), s.real(1), state_column(s, 2, parse_reporter, "events.source"), s.text(3),
+                     s.text(4), s.text(5)};
 }
 
 }  // namespace
@@ -338,7 +337,7 @@ Store::Added Store::add_event(EventRecord e) {
   return write([&]() -> Added {
     if (!e.external_id.empty()) {
       Stmt find(db_, "SELECT id, time, body, type FROM events WHERE source = ? AND external_id = ?");
-      find.bind(1, e.source).bind(2, e.external_id);
+      find.bind(1, std::string(to_string(e.source))).bind(2, e.external_id);
       if (find.step()) {
         e.id = find.integer(0);
         e.time = find.real(1);
@@ -348,20 +347,20 @@ Store::Added Store::add_event(EventRecord e) {
       }
     }
     Stmt s(db_, "INSERT INTO events (time, source, type, external_id, body) VALUES (?, ?, ?, ?, ?)");
-    s.bind(1, e.time).bind(2, e.source).bind(3, e.type).bind_text_or_null(4, e.external_id).bind(5, e.body);
+    s.bind(1, e.time).bind(2, std::string(to_string(e.source))).bind(3, e.type);
+    s.bind_text_or_null(4, e.external_id).bind(5, e.body);
     s.step();
     e.id = sqlite3_last_insert_rowid(db_);
     return {std::move(e), true};
   });
 }
 
-std::optional<EventRecord> Store::event_by_external_id(const std::string& source,
-                                                     const std::string& external_id) const {
+std::optional<EventRecord> Store::event_by_external_id(Reporter source, const std::string& external_id) const {
   std::lock_guard lock(mu_);
   Stmt s(db_, "SELECT id, time, source, type, external_id, body FROM events WHERE source = ? AND external_id = ?");
-  s.bind(1, source).bind(2, external_id);
+  s.bind(1, std::string(to_string(source))).bind(2, external_id);
   if (!s.step()) return std::nullopt;
-  return EventRecord{s.integer(0), s.real(1), s.text(2), s.text(3), s.text(4), s.text(5)};
+  return read_event(s);
 }
 
 std::vector<EventRecord> Store::events_since(int64_t after_id, uint32_t limit) const {
@@ -370,9 +369,7 @@ std::vector<EventRecord> Store::events_since(int64_t after_id, uint32_t limit) c
          "SELECT id, time, source, type, COALESCE(external_id, ''), body FROM events WHERE id > ? ORDER BY id LIMIT ?");
   s.bind(1, after_id).bind(2, static_cast<int64_t>(limit));
   std::vector<EventRecord> out;
-  while (s.step()) {
-    out.push_back(EventRecord{s.integer(0), s.real(1), s.text(2), s.text(3), s.text(4), s.text(5)});
-  }
+  while (s.step()) out.push_back(read_event(s));
   return out;
 }
 
@@ -387,7 +384,8 @@ void Store::add_link_state(const LinkStateRecord& r) {
   std::lock_guard lock(mu_);
   return write([&] {
     Stmt s(db_, "INSERT INTO link_health (link, state, time, source, reason) VALUES (?, ?, ?, ?, ?)");
-    s.bind(1, r.link).bind(2, r.state).bind(3, r.time).bind(4, r.source).bind(5, r.reason);
+    s.bind(1, r.link).bind(2, std::string(to_string(r.state))).bind(3, r.time);
+    s.bind(4, std::string(to_string(r.source))).bind(5, r.reason);
     s.step();
   });
 }
@@ -398,7 +396,10 @@ std::vector<LinkStateRecord> Store::current_link_states() const {
          "SELECT h.link, h.state, h.time, h.source, h.reason FROM link_health h "
          "JOIN (SELECT link, MAX(id) AS id FROM link_health GROUP BY link) last ON h.id = last.id ORDER BY h.link");
   std::vector<LinkStateRecord> out;
-  while (s.step()) out.push_back(LinkStateRecord{s.text(0), s.text(1), s.real(2), s.text(3), s.text(4)});
+  while (s.step()) {
+    out.push_back(LinkStateRecord{s.text(0), state_column(s, 1, parse_link_state, "link_health.state"), s.real(2),
+                                  state_column(s, 3, parse_reporter, "link_health.source"), s.text(4)});
+  }
   return out;
 }
 
@@ -431,7 +432,8 @@ void Store::put_job(const JobRecord& r) {
     Stmt s(db_,
            "INSERT OR REPLACE INTO jobs (id, request, trees, status, detail, created_by, created_at, updated_at, version) "
            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    s.bind(1, r.id).bind(2, r.request).bind(3, r.trees).bind(4, r.status).bind(5, r.detail).bind(6, r.created_by);
+    s.bind(1, r.id).bind(2, r.request).bind(3, r.trees).bind(4, std::string(to_string(r.status)));
+    s.bind(5, r.detail).bind(6, r.created_by);
     s.bind(7, r.created_at).bind(8, r.updated_at).bind(9, r.version);
     s.step();
   });
@@ -447,8 +449,9 @@ std::optional<JobRecord> Store::job(const std::string& id) const {
 
 std::vector<JobRecord> Store::jobs(bool active_only) const {
   std::lock_guard lock(mu_);
-  Stmt s(db_, (std::string(kJobColumns) + (active_only ? "WHERE status = 'active' " : "") +
+  Stmt s(db_, (std::string(kJobColumns) + (active_only ? "WHERE status = ? " : "") +
                "ORDER BY created_at, rowid").c_str());
+  if (active_only) s.bind(1, std::string(to_string(JobStatus::kActive)));
   std::vector<JobRecord> out;
   while (s.step()) out.push_back(read_job(s));
   return out;
@@ -460,7 +463,8 @@ void Store::put_reroute(const RerouteRecord& r) {
     Stmt s(db_,
            "INSERT OR REPLACE INTO reroutes (id, requested_at, requested_by, reason, status, finished_at, latency_ms, "
            "detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
-    s.bind(1, r.id).bind(2, r.requested_at).bind(3, r.requested_by).bind(4, r.reason).bind(5, r.status);
+    s.bind(1, r.id).bind(2, r.requested_at).bind(3, r.requested_by).bind(4, r.reason);
+    s.bind(5, std::string(to_string(r.status)));
     s.bind(6, r.finished_at).bind(7, r.latency_ms).bind(8, r.detail);
     s.step();
   });

@@ -6,8 +6,10 @@
 // who, what, when, result) and reroutes (requests and their outcome). All
 // methods are thread-safe (one connection behind a mutex; requests are short).
 // Errors of SQLite itself (disk full, corrupt file) are thrown as StoreError:
-// the caller answers 500/503, nothing is half-written (each call is one
-// transaction).
+// nothing is half-written (each call is one transaction). A state column
+// holding a word its enum does not know (states.h) is a StoreError too, naming
+// the table, the column and the word. The states are kept as their words
+// (to_string), as they always were.
 #pragma once
 
 #include <sqlite3.h>
@@ -20,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "controller/states.h"
 #include "routing/result.h"
 
 namespace railyard::controller {
@@ -27,10 +30,6 @@ namespace railyard::controller {
 struct StoreError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-
-enum class DrainKind : uint8_t { kLink, kPort, kSwitch };
-std::string_view to_string(DrainKind kind);
-std::optional<DrainKind> parse_drain_kind(std::string_view text);
 
 struct DrainRecord {
   int64_t id = 0;
@@ -48,7 +47,7 @@ struct DrainRecord {
 struct EventRecord {
   int64_t id = 0;
   double time = 0;
-  std::string source;       // plugin | rest | controller
+  Reporter source = Reporter::kController;
   std::string type;
   std::string external_id;  // the reporter's id (idempotency), may be empty
   std::string body;         // JSON object text
@@ -70,7 +69,7 @@ struct RerouteRecord {
   double requested_at = 0;
   std::string requested_by;
   std::string reason;
-  std::string status;  // pending | applied | failed
+  RerouteStatus status = RerouteStatus::kPending;
   std::optional<double> finished_at;
   std::optional<double> latency_ms;
   std::string detail;
@@ -78,9 +77,9 @@ struct RerouteRecord {
 
 struct LinkStateRecord {
   std::string link;  // canonical "0x<guid>[port]" of one end
-  std::string state; // up | down
+  LinkState state = LinkState::kUp;
   double time = 0;
-  std::string source;
+  Reporter source = Reporter::kRest;
   std::string reason;
 };
 
@@ -89,7 +88,7 @@ struct JobRecord {
   std::string id;
   std::string request;   // JSON: {"hosts": [...], "cas": [...], "rails": [...]}
   std::string trees;     // JSON array of trees (controller/sharp_jobs.h), "[]" when none
-  std::string status;    // active | refused | deleted
+  JobStatus status = JobStatus::kActive;
   std::string detail;    // why refused/deleted, what changed
   std::string created_by;
   double created_at = 0;
@@ -149,7 +148,7 @@ class Store {
     bool inserted = true;
   };
   Added add_event(EventRecord event);
-  std::optional<EventRecord> event_by_external_id(const std::string& source, const std::string& external_id) const;
+  std::optional<EventRecord> event_by_external_id(Reporter source, const std::string& external_id) const;
   std::vector<EventRecord> events_since(int64_t after_id, uint32_t limit) const;
   int64_t last_event_id() const;
 

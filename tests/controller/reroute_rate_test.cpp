@@ -71,7 +71,7 @@ class RerouteRateTest : public ::testing::Test {
 TEST_F(RerouteRateTest, DrainsUndrainsAndReroutesShareTheLimit) {
   auto c = live_controller(3);
   const Actor ops{"ops", Role::kOperator, "test", ""};
-  std::vector<std::string> statuses;
+  std::vector<RerouteStatus> statuses;
   for (int i = 0; i < 10; ++i) {
     DrainOutcome o = c->drain(uplink_drain(9, "cycle"), ops, false, false);
     ASSERT_TRUE(o.ok()) << o.failure->message;
@@ -82,8 +82,8 @@ TEST_F(RerouteRateTest, DrainsUndrainsAndReroutesShareTheLimit) {
   }
   // Every change was made; only three reroutes reached the plugin.
   EXPECT_EQ(sent_.size(), 3u);
-  EXPECT_EQ(std::count(statuses.begin(), statuses.end(), "pending"), 3);
-  EXPECT_EQ(std::count(statuses.begin(), statuses.end(), "queued"), 17);
+  EXPECT_EQ(std::count(statuses.begin(), statuses.end(), RerouteStatus::kPending), 3);
+  EXPECT_EQ(std::count(statuses.begin(), statuses.end(), RerouteStatus::kQueued), 17);
   EXPECT_TRUE(c->store().active_drains().empty());
   // An explicit reroute is refused now, with the time to wait.
   RerouteOutcome r = c->reroute(ops, "more");
@@ -97,7 +97,7 @@ TEST_F(RerouteRateTest, DrainsUndrainsAndReroutesShareTheLimit) {
   // ...and are stored as such, with the reason.
   size_t queued = 0;
   for (const RerouteRecord& rec : c->store().reroutes(100)) {
-    if (rec.status == "queued") {
+    if (rec.status == RerouteStatus::kQueued) {
       ++queued;
       EXPECT_NE(rec.detail.find("rate limit"), std::string::npos);
     }
@@ -111,14 +111,14 @@ TEST_F(RerouteRateTest, AQueuedRequestIsAppliedWithItsCarrier) {
   auto c = live_controller(1);
   const Actor ops{"ops", Role::kOperator, "test", ""};
   DrainOutcome first = c->drain(uplink_drain(9, "first"), ops, false, false);
-  ASSERT_EQ(first.reroute->status, "pending");
+  ASSERT_EQ(first.reroute->status, RerouteStatus::kPending);
   DrainOutcome second = c->drain(uplink_drain(10, "second"), ops, false, false);
-  ASSERT_EQ(second.reroute->status, "queued");
+  ASSERT_EQ(second.reroute->status, RerouteStatus::kQueued);
   ASSERT_EQ(sent_.size(), 1u);
   c->on_plugin_line(protocol::encode_event(
       {2, unix_now(), protocol::UcastRoutingDoneEvent{protocol::RoutingReason::kReroute, {first.reroute->id}, true}}));
-  EXPECT_EQ(c->store().reroute(first.reroute->id)->status, "applied");
-  EXPECT_EQ(c->store().reroute(second.reroute->id)->status, "queued") << "not sent yet: not applied";
+  EXPECT_EQ(c->store().reroute(first.reroute->id)->status, RerouteStatus::kApplied);
+  EXPECT_EQ(c->store().reroute(second.reroute->id)->status, RerouteStatus::kQueued) << "not sent yet: not applied";
 }
 
 // The plugin's fast path pushes the blocks itself: its routing-done counts
@@ -127,7 +127,7 @@ TEST_F(RerouteRateTest, AFastPathRoutingDoneCarriesItsBlockCount) {
   auto c = live_controller(2);
   const Actor ops{"ops", Role::kOperator, "test", ""};
   DrainOutcome drain = c->drain(uplink_drain(9, "pushed"), ops, false, false);
-  ASSERT_EQ(drain.reroute->status, "pending");
+  ASSERT_EQ(drain.reroute->status, RerouteStatus::kPending);
   // An earlier pass's block, not this request's.
   c->on_plugin_line(protocol::encode_event({2, unix_now(), protocol::LftChangeEvent{0x1, 1, 0, 0}}));
   EXPECT_EQ(c->counters().lft_changes, 1u);
@@ -136,7 +136,7 @@ TEST_F(RerouteRateTest, AFastPathRoutingDoneCarriesItsBlockCount) {
        protocol::UcastRoutingDoneEvent{protocol::RoutingReason::kFastPath, {drain.reroute->id}, true, 9}}));
   const auto rec = c->store().reroute(drain.reroute->id);
   ASSERT_TRUE(rec.has_value());
-  EXPECT_EQ(rec->status, "applied");
+  EXPECT_EQ(rec->status, RerouteStatus::kApplied);
   EXPECT_EQ(rec->detail, "LFTs in place (9 blocks changed, pushed by the plugin)");
 }
 
@@ -146,12 +146,12 @@ TEST_F(RerouteRateTest, AMalformedRoutingDoneAppliesNothing) {
   auto c = live_controller(2);
   const Actor ops{"ops", Role::kOperator, "test", ""};
   DrainOutcome drain = c->drain(uplink_drain(9, "malformed"), ops, false, false);
-  ASSERT_EQ(drain.reroute->status, "pending");
+  ASSERT_EQ(drain.reroute->status, RerouteStatus::kPending);
   nlohmann::json done = nlohmann::json::parse(protocol::encode_event(
       {2, unix_now(), protocol::UcastRoutingDoneEvent{protocol::RoutingReason::kReroute, {drain.reroute->id}, true}}));
   done["engine_ok"] = "yes";
   c->on_plugin_line(done.dump());
-  EXPECT_EQ(c->store().reroute(drain.reroute->id)->status, "pending");
+  EXPECT_EQ(c->store().reroute(drain.reroute->id)->status, RerouteStatus::kPending);
   bool rejected = false;
   for (const EventRecord& e : c->store().events_since(0, 100)) {
     rejected |= e.type == "plugin_line_rejected" &&

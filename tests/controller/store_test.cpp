@@ -5,6 +5,8 @@
 
 #include <sys/stat.h>
 
+#include <sqlite3.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -27,6 +29,24 @@ class StoreTest : public ::testing::Test {
     auto s = Store::open(path_);
     EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
     return std::move(s).value();
+  }
+  // One column of the first row of `sql`, read with SQLite itself.
+  std::string raw(const std::string& sql) {
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sql;
+    std::string out;
+    if (sqlite3_step(st) == SQLITE_ROW) out = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return out;
+  }
+  void exec(const std::string& sql) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sql;
+    sqlite3_close(db);
   }
   std::filesystem::path dir_;
   std::string path_;
@@ -71,7 +91,7 @@ TEST_F(StoreTest, DrainsSurviveReopening) {
 
 TEST_F(StoreTest, EventsAreIdempotentByExternalId) {
   auto s = open();
-  EventRecord e{0, 10, "rest", "link_down", "monitor-1", R"({"link":"x"})"};
+  EventRecord e{0, 10, Reporter::kRest, "link_down", "monitor-1", R"({"link":"x"})"};
   auto a = s->add_event(e);
   EXPECT_TRUE(a.inserted);
   e.body = R"({"link":"changed"})";
@@ -80,9 +100,9 @@ TEST_F(StoreTest, EventsAreIdempotentByExternalId) {
   EXPECT_EQ(b.event.id, a.event.id);
   EXPECT_EQ(b.event.body, R"({"link":"x"})") << "the first report stands";
   // Without an id every event is new; the same id from another source too.
-  EXPECT_TRUE(s->add_event({0, 11, "plugin", "trap", "", "{}"}).inserted);
-  EXPECT_TRUE(s->add_event({0, 11, "plugin", "trap", "", "{}"}).inserted);
-  EXPECT_TRUE(s->add_event({0, 12, "plugin", "link_down", "monitor-1", "{}"}).inserted);
+  EXPECT_TRUE(s->add_event({0, 11, Reporter::kPlugin, "trap", "", "{}"}).inserted);
+  EXPECT_TRUE(s->add_event({0, 11, Reporter::kPlugin, "trap", "", "{}"}).inserted);
+  EXPECT_TRUE(s->add_event({0, 12, Reporter::kPlugin, "link_down", "monitor-1", "{}"}).inserted);
   auto all = s->events_since(0, 100);
   ASSERT_EQ(all.size(), 4u);
   EXPECT_EQ(s->last_event_id(), all.back().id);
@@ -94,15 +114,15 @@ TEST_F(StoreTest, EventsAreIdempotentByExternalId) {
 
 TEST_F(StoreTest, CurrentLinkStateIsTheLastRecorded) {
   auto s = open();
-  s->add_link_state({"0x1[1]", "down", 1, "rest", "crc errors"});
-  s->add_link_state({"0x2[5]", "down", 2, "plugin", "gone"});
-  s->add_link_state({"0x1[1]", "up", 3, "rest", "fixed"});
+  s->add_link_state({"0x1[1]", LinkState::kDown, 1, Reporter::kRest, "crc errors"});
+  s->add_link_state({"0x2[5]", LinkState::kDown, 2, Reporter::kPlugin, "gone"});
+  s->add_link_state({"0x1[1]", LinkState::kUp, 3, Reporter::kRest, "fixed"});
   auto now = s->current_link_states();
   ASSERT_EQ(now.size(), 2u);
   EXPECT_EQ(now[0].link, "0x1[1]");
-  EXPECT_EQ(now[0].state, "up");
-  EXPECT_EQ(now[1].state, "down");
-  EXPECT_EQ(now[1].source, "plugin");
+  EXPECT_EQ(now[0].state, LinkState::kUp);
+  EXPECT_EQ(now[1].state, LinkState::kDown);
+  EXPECT_EQ(now[1].source, Reporter::kPlugin);
 }
 
 TEST_F(StoreTest, AuditAndReroutes) {
@@ -113,15 +133,15 @@ TEST_F(StoreTest, AuditAndReroutes) {
   EXPECT_EQ(audit[0].status, 201);
   EXPECT_EQ(audit[0].actor, "ops");
 
-  RerouteRecord r{"r1", 10, "ops", "drain 1", "pending", std::nullopt, std::nullopt, ""};
+  RerouteRecord r{"r1", 10, "ops", "drain 1", RerouteStatus::kPending, std::nullopt, std::nullopt, ""};
   s->put_reroute(r);
-  r.status = "applied";
+  r.status = RerouteStatus::kApplied;
   r.finished_at = 11;
   r.latency_ms = 850;
   s->put_reroute(r);
   auto got = s->reroute("r1");
   ASSERT_TRUE(got.has_value());
-  EXPECT_EQ(got->status, "applied");
+  EXPECT_EQ(got->status, RerouteStatus::kApplied);
   EXPECT_DOUBLE_EQ(*got->latency_ms, 850);
   EXPECT_EQ(s->reroutes(10).size(), 1u);
 }
@@ -179,6 +199,41 @@ TEST_F(StoreTest, TransactionsAreAllOrNothing) {
   EXPECT_EQ(s->audit_since(0, 10).size(), 1u);
   EXPECT_TRUE(s->writable());
   EXPECT_TRUE(s->probe_write());
+}
+
+// The states are enums in memory and the same words as always in the
+// database (no schema change); a word the enum does not know is an error
+// naming where it was found, not a silent default.
+TEST_F(StoreTest, StatesAreKeptAsTheirWords) {
+  auto s = open();
+  s->put_reroute(RerouteRecord{"r1", 10, "ops", "drain 1", RerouteStatus::kQueued, std::nullopt, std::nullopt, ""});
+  s->put_job(JobRecord{"job-1", "{}", "[]", JobStatus::kRefused, "no capacity", "ops", 1, 2, 1});
+  s->add_link_state({"0x1[1]", LinkState::kDown, 1, Reporter::kPlugin, "gone"});
+  s->add_event({0, 11, Reporter::kController, "link_down", "", "{}"});
+  DrainRecord d;
+  d.kind = DrainKind::kPort;
+  d.target = "0x1[3]";
+  s->add_drain(d);
+  EXPECT_EQ(raw("SELECT status FROM reroutes"), "queued");
+  EXPECT_EQ(raw("SELECT status FROM jobs"), "refused");
+  EXPECT_EQ(raw("SELECT state FROM link_health"), "down");
+  EXPECT_EQ(raw("SELECT source FROM link_health"), "plugin");
+  EXPECT_EQ(raw("SELECT source FROM events"), "controller");
+  EXPECT_EQ(raw("SELECT kind FROM drains"), "port");
+  EXPECT_EQ(s->jobs(true).size(), 0u) << "a refused job is not active";
+  s->put_job(JobRecord{"job-2", "{}", "[]", JobStatus::kActive, "", "ops", 3, 3, 1});
+  ASSERT_EQ(s->jobs(true).size(), 1u);
+  EXPECT_EQ(s->jobs(true)[0].id, "job-2");
+
+  exec("UPDATE reroutes SET status = 'exploded'");
+  try {
+    (void)s->reroute("r1");
+    FAIL() << "an unknown status was read";
+  } catch (const StoreError& e) {
+    EXPECT_EQ(std::string(e.what()), "reroutes.status: unknown value 'exploded'");
+  }
+  exec("UPDATE link_health SET state = 'sideways'");
+  EXPECT_THROW((void)s->current_link_states(), StoreError);
 }
 
 }  // namespace
