@@ -13,6 +13,9 @@ template <class... Ts>
 struct Overloaded : Ts... {
   using Ts::operator()...;
 };
+// Spelled out: clang 14 does not deduce an aggregate's template arguments.
+template <class... Ts>
+Overloaded(Ts...) -> Overloaded<Ts...>;
 
 constexpr std::array<std::pair<SimpleKind, std::string_view>, 5> kSimpleKinds = {{
     {SimpleKind::kHeavySweepStart, "heavy_sweep_start"},

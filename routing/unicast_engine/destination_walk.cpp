@@ -90,7 +90,6 @@ void Engine::route_destination(Lid lid, uint32_t t, uint8_t port_at_target, uint
 // keeps its own counters, and visits its columns in destination order, so
 // this gives the same entries as filling each column in turn.
 void Engine::finish_columns(size_t first) {
-  const uint32_t n = g_.num_switches();
   const size_t last = batch_lids_.size();
   // Switches that go down: least-loaded of their down links, on a separate
   // counter so that these backup routes do not steer the chains.
