@@ -9,7 +9,7 @@
 # if any step fails; prints a summary either way.
 #   sudo bash scripts/test.sh
 # Environment: RAILYARD_TEST_FILTER=REGEX passes -R REGEX to the ctest runs.
-#   RAILYARD_FUZZ_SECONDS=N fuzzes each target N seconds (default 30; 0 skips
+#   RAILYARD_FUZZ_SECONDS=N fuzzes each target N seconds (default 15; 0 skips
 #   the fuzz build and step). RAILYARD_JOBS: build jobs and fuzzers at once
 #   (default: the number of CPUs).
 # A unit test gets 300 s (under ASan or TSan), an integration test 900 s: a
@@ -49,7 +49,7 @@ summary() {
 
 filter=()
 [[ -n "${RAILYARD_TEST_FILTER:-}" ]] && filter=(-R "$RAILYARD_TEST_FILTER")
-fuzz_seconds=${RAILYARD_FUZZ_SECONDS:-30}
+fuzz_seconds=${RAILYARD_FUZZ_SECONDS:-15}
 njobs=${RAILYARD_JOBS:-$(nproc)}
 
 # fuzz SECONDS: every libFuzzer target of build/fuzz (its fuzzers.txt) for
