@@ -427,6 +427,28 @@ ry_snapshot() {
   done
 }
 
+# ry_plugin_tools BINARY_DIR: the plugin, the event sink and the port probe a
+# plugin test runs (PLUGIN_DIR, SINK, PROBE), checked built; the plugin's
+# folder on LD_LIBRARY_PATH (OpenSM opens it by bare name).
+ry_plugin_tools() {
+  PLUGIN_DIR=$1/sm_plugin
+  SINK=$1/tests/event_sink
+  PROBE=$PLUGIN_DIR/railyard-port-probe
+  [[ -f "$PLUGIN_DIR/libosmrailyard.so" ]] || ry_fail "plugin not built: $PLUGIN_DIR/libosmrailyard.so"
+  [[ -x "$SINK" ]] || ry_fail "event_sink not built: $SINK"
+  [[ -x "$PROBE" ]] || ry_fail "probe not built: $PROBE"
+  export LD_LIBRARY_PATH=$PLUGIN_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+}
+
+# ry_switch_record NETFILE DESC: the "S-<guid>" record of the switch whose
+# description is DESC in an ibnetdiscover-style NETFILE; fails if none.
+ry_switch_record() {
+  local rec
+  rec=$(sed -n "s/^Switch.*\"\(S-[0-9a-f]*\)\".*# \"$2\".*/\1/p" "$1")
+  [[ -n "$rec" ]] || ry_fail "no record for '$2' in $1"
+  echo "$rec"
+}
+
 # ry_port_uses NAME SWITCH_RECORD PORT: how many CA LIDs the switch (record
 # "S-<guid>") sends out of PORT in NAME.ibroute.
 ry_port_uses() {

@@ -32,13 +32,7 @@ BIN=$(realpath "$3")
 source "$SRC/tests/integration/lib.sh"
 
 ry_require_tools ibsim opensm ibnetdiscover ibroute jq python3
-PLUGIN_DIR=$BIN/sm_plugin
-SINK=$BIN/tests/event_sink
-PROBE=$PLUGIN_DIR/railyard-port-probe
-[[ -f "$PLUGIN_DIR/libosmrailyard.so" ]] || ry_fail "plugin not built: $PLUGIN_DIR/libosmrailyard.so"
-[[ -x "$SINK" ]] || ry_fail "event_sink not built: $SINK"
-[[ -x "$PROBE" ]] || ry_fail "probe not built: $PROBE"
-export LD_LIBRARY_PATH=$PLUGIN_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+ry_plugin_tools "$BIN"
 ry_tmpdir
 
 # 32 servers x 8 rails, radix 64: leaves with CA ports 1-32, uplinks 33-64.
@@ -47,8 +41,7 @@ ry_tmpdir
 "$RAILYARD" topo gen --servers 32 --rails 8 --radix 64 -o f.net 2>gen.err ||
   { cat gen.err >&2; ry_fail "topo gen failed"; }
 LEAF_DESC="leaf g000 r1"
-LEAF=$(sed -n "s/^Switch.*\"\(S-[0-9a-f]*\)\".*# \"$LEAF_DESC\".*/\1/p" f.net)
-[[ -n "$LEAF" ]] || ry_fail "no record for '$LEAF_DESC' in f.net"
+LEAF=$(ry_switch_record f.net "$LEAF_DESC")
 LEAF_GUID=$(printf '0x%016x' "0x${LEAF#S-}")
 PORT=35
 SPINE=$(awk -v sw="\"$LEAF\"" -v p="[$PORT]" '/^Switch/ { mine = index($0, sw) > 0; next }
