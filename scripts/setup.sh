@@ -26,7 +26,7 @@ fi
 
 if [[ $(id -u) -ne 0 ]]; then
   echo "setup: missing packages: ${missing[*]}" >&2
-  echo "setup: run as root (sudo bash scripts/setup.sh) to install them" >&2
+  echo "setup: run it as root to install them (bash scripts/setup.sh in a root shell)" >&2
   exit 1
 fi
 
