@@ -280,6 +280,7 @@ class Engine {
   uint32_t stamp_ = 0;
   std::vector<uint32_t> mark_stamp_, best_;
   std::vector<uint32_t> queue_, chain_, chain2_, fresh_;
+  std::vector<std::pair<uint64_t, uint64_t>> sort_keys_;  // phase B: the order of one destination's waiting switches
 
   // Flow balancing (flow_walk.cpp). Per entry: all-to-all flows routed out
   // of it so far (one per source CA port and destination LID).

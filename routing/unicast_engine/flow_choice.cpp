@@ -291,15 +291,16 @@ void Engine::route_deferred_of(const Deferred& d, uint32_t first, uint32_t last,
   // then the spines (ranked from the CAs a leaf sends only to the spines of
   // its pod).
   if (!pod_.empty()) {
-    queue_.clear();
+    // Sorted by one key each (neighbours first, pod, rank, then the list's
+    // order, so equal ones keep it): a comparison is two integer compares.
+    sort_keys_.clear();
     for (uint32_t j = first; j < last; ++j) {
-      if (!routed(list[j])) queue_.push_back(list[j]);
+      const uint32_t x = list[j];
+      if (routed(x)) continue;
+      sort_keys_.push_back({(neighbour(x) ? 0 : uint64_t{1} << 32) | pod_[x], uint64_t{rk_.rank[x]} << 32 | j});
     }
-    std::stable_sort(queue_.begin(), queue_.end(), [&](uint32_t u, uint32_t v) {
-      if (neighbour(u) != neighbour(v)) return neighbour(u);
-      return pod_[u] != pod_[v] ? pod_[u] < pod_[v] : rk_.rank[u] < rk_.rank[v];
-    });
-    for (uint32_t x : queue_) route_flows_of(x);
+    std::sort(sort_keys_.begin(), sort_keys_.end());
+    for (const auto& key : sort_keys_) route_flows_of(list[static_cast<uint32_t>(key.second)]);
     return;
   }
   // Any other ranking: in the order of a stack over the switches that may
