@@ -39,7 +39,8 @@ RY_OPENSM_PID=""
 RY_OPENSM_LOG=""     # OpenSM's log file (-f)
 RY_OPENSM_CONF=""
 RY_OPENSM_DIR=""     # OSM_TMP_DIR, OSM_CACHE_DIR and dump_files_dir
-RY_CLIENT_PIDS=()    # other background clients started with ry_bg_diag
+RY_CLIENT_PIDS=()    # other background clients (ry_bg_diag, ry_start_standby_opensm)
+RY_STANDBY_PID=""   # the second OpenSM of ry_start_standby_opensm
 RY_RAILYARDD_PID=""  # railyardd started with ry_start_railyardd
 RY_URL=""            # its base URL, http://127.0.0.1:PORT
 
@@ -491,4 +492,32 @@ a, b = read(sys.argv[1]), read(sys.argv[2])
 print(len({(g, lid // 64) for g in set(a) | set(b) for lid in set(a.get(g, {})) | set(b.get(g, {}))
            if a.get(g, {}).get(lid) != b.get(g, {}).get(lid)}))
 PY
+}
+
+# ry_start_standby_opensm DIR SIM_HOST [CONF_LINE]...: a second OpenSM on the
+# simulator, on the port of the CA whose description is SIM_HOST (ibsim gives
+# clients that name none the first CA: the master and the diags), with its
+# config, log (DIR/opensm.log), dumps and cache in DIR and the CONF_LINEs
+# ('key value', replacing the template's). Started from the temp dir under
+# libumad2sim, stopped before ibsim at cleanup (RY_CLIENT_PIDS); its PID is
+# in RY_STANDBY_PID. Does not wait: see ry_wait_log ... DIR/opensm.log.
+ry_start_standby_opensm() {
+  local dir=$1 host=$2 line key
+  shift 2
+  [[ -n "$RY_IBSIM_PID" ]] || ry_fail "ry_start_standby_opensm: start ibsim first"
+  mkdir -p "$dir"
+  opensm -c "$dir/opensm.conf" >/dev/null 2>&1 || true
+  [[ -s "$dir/opensm.conf" ]] || ry_fail "opensm -c did not write a config template"
+  for line in "force_log_flush TRUE" "log_file $dir/opensm.log" "dump_files_dir $dir" "$@"; do
+    key=${line%% *}
+    awk -v k="$key" '$1 != k' "$dir/opensm.conf" >"$dir/opensm.conf.new" && mv "$dir/opensm.conf.new" "$dir/opensm.conf"
+    echo "$line" >>"$dir/opensm.conf"
+  done
+  (
+    cd "$RY_TMP" &&
+      OSM_TMP_DIR=$dir OSM_CACHE_DIR=$dir LD_PRELOAD=$RY_UMAD2SIM IBSIM_SOCKNAME=$RY_SOCKNAME SIM_HOST=$host \
+        exec opensm -F "$dir/opensm.conf" -f "$dir/opensm.log"
+  ) </dev/null >"$dir/opensm.out" 2>&1 &
+  RY_STANDBY_PID=$!
+  RY_CLIENT_PIDS+=("$RY_STANDBY_PID")
 }

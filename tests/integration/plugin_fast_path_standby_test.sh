@@ -62,23 +62,10 @@ ry_start_opensm --timeout 120 \
   --conf "routing_engine railyard"
 ry_assert_eq railyard "$(ry_opensm_engine)" "the master's engine"
 
-# The standby: a second OpenSM on another port (SIM_HOST), stopped before
-# ibsim at cleanup (RY_CLIENT_PIDS).
+# The standby: a second OpenSM on another port (SIM_HOST).
 SDIR=$RY_TMP/standby
-mkdir -p "$SDIR"
-opensm -c "$SDIR/opensm.conf" >/dev/null 2>&1 || true
-for line in "force_log_flush TRUE" "log_file $SDIR/opensm.log" "dump_files_dir $SDIR" "sm_priority 1" \
-  "event_plugin_name osmrailyard" "event_plugin_options $RY_TMP/standby-plugin.yaml" "routing_engine railyard"; do
-  key=${line%% *}
-  awk -v k="$key" '$1 != k' "$SDIR/opensm.conf" >"$SDIR/opensm.conf.new" && mv "$SDIR/opensm.conf.new" "$SDIR/opensm.conf"
-  echo "$line" >>"$SDIR/opensm.conf"
-done
-(
-  cd "$RY_TMP" &&
-    OSM_TMP_DIR=$SDIR OSM_CACHE_DIR=$SDIR LD_PRELOAD=$RY_UMAD2SIM IBSIM_SOCKNAME=$RY_SOCKNAME SIM_HOST=$STANDBY_HOST \
-      exec opensm -F "$SDIR/opensm.conf" -f "$SDIR/opensm.log"
-) </dev/null >"$SDIR/opensm.out" 2>&1 &
-RY_CLIENT_PIDS+=("$!")
+ry_start_standby_opensm "$SDIR" "$STANDBY_HOST" "sm_priority 1" "event_plugin_name osmrailyard" \
+  "event_plugin_options $RY_TMP/standby-plugin.yaml" "routing_engine railyard"
 ry_wait_log "Entering STANDBY state" 60 "$SDIR/opensm.log"
 wait_event '.type == "hello"' 20
 ry_pass "two SMs: master (priority 15) and standby (priority 1, on '$STANDBY_HOST')"
