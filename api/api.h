@@ -14,6 +14,7 @@
 
 #include "api/http_types.h"
 #include "controller/controller.h"
+#include "controller/rail_health.h"
 
 namespace railyard::api {
 struct Endpoint;
@@ -25,7 +26,11 @@ namespace railyard::api {
 struct HttpStats {
   std::atomic<uint64_t> open{0};     // connections now
   std::atomic<uint64_t> refused{0};  // 503 at accept: the cap was reached
+  std::atomic<uint64_t> event_streams{0};  // open server-sent-event streams
 };
+
+// At most this many event streams at once (GET /rails/events); one more is a 503.
+inline constexpr uint64_t kMaxEventStreams = 64;
 
 class Api {
  public:
@@ -37,6 +42,10 @@ class Api {
   const std::shared_ptr<HttpStats>& http_stats() { return http_stats_; }
   void refused_before_routing(const std::string& method, const std::string& target, int status,
                               const std::string& message);
+  // Every host's rails' health on the current view, computed once per
+  // controller generation (throws Failure unavailable without a view).
+  std::shared_ptr<const controller::RailHealthMap> rail_health();
+  controller::Controller& controller() { return c_; }
 
  private:
   controller::Actor authenticate(const std::string& authorization) const;
@@ -57,6 +66,8 @@ class Api {
     HttpResponse response;
   };
   std::map<int, Cached> cache_;
+  uint64_t health_generation_ = 0;  // under cache_mu_
+  std::shared_ptr<const controller::RailHealthMap> health_;
 };
 
 // JSON error body: {"error": {"status": 404, "message": "..."}}.

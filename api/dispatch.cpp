@@ -5,6 +5,8 @@
 #include "api/api.h"
 #include "api/openapi.h"
 #include "api/render.h"
+#include "api/rail_events.h"
+#include "api/scheduler_render.h"
 #include "api/request.h"
 #include "controller/controller.h"
 
@@ -144,6 +146,20 @@ HttpResponse Api::cached(int id, const std::function<HttpResponse()>& render) {
   return r;
 }
 
+std::shared_ptr<const ctl::RailHealthMap> Api::rail_health() {
+  const uint64_t generation = c_.generation();
+  {
+    std::lock_guard lock(cache_mu_);
+    if (health_ && health_generation_ == generation) return health_;
+  }
+  auto v = need_view(c_);
+  auto health = std::make_shared<const ctl::RailHealthMap>(ctl::rail_health(*v, *c_.links()));
+  std::lock_guard lock(cache_mu_);
+  health_ = health;
+  health_generation_ = generation;
+  return health;
+}
+
 HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::string>& params,
                            const HttpRequest& req, const ctl::Actor& actor, bool* audited) {
   switch (e.id) {
@@ -177,7 +193,35 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
       return cached(static_cast<int>(e.id),
                     [&] { return json_response(200, render_switches(*need_view(c_), c_.store().active_drains())); });
     case EndpointId::kHosts:
-      return cached(static_cast<int>(e.id), [&] { return json_response(200, render_hosts(*need_view(c_), *c_.links())); });
+      return cached(static_cast<int>(e.id), [&] {
+        auto v = need_view(c_);
+        return json_response(200, render_hosts(*v, *rail_health()));
+      });
+    case EndpointId::kRailEvents: {
+      std::set<std::string> hosts;
+      if (auto it = req.query.find("host"); it != req.query.end()) {
+        size_t start = 0;
+        while (start <= it->second.size()) {
+          const size_t comma = std::min(it->second.find(',', start), it->second.size());
+          if (comma > start) hosts.insert(it->second.substr(start, comma - start));
+          start = comma + 1;
+        }
+      }
+      HttpResponse r;
+      r.content_type = "text/event-stream";
+      r.body = ": railyard rail health; one 'rails' event per host, then per change\n\n";
+      r.events = open_rail_events(*this, hosts);
+      return r;
+    }
+    case EndpointId::kHostRails: {
+      auto v = need_view(c_);
+      auto health = rail_health();
+      const ctl::HostRails* h = health->find(params.at("host"));
+      if (!h) throw Failure::not_found("no host '" + params.at("host") + "'");
+      json body = render_host_rails(*v, *h);
+      body["fabric_version"] = v->version;
+      return json_response(200, body);
+    }
     case EndpointId::kLinks: {
       LinkFilter filter = LinkFilter::kAll;
       if (auto it = req.query.find("state"); it != req.query.end()) {
@@ -198,10 +242,24 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
       }
       return json_response(200, {{"events", list}, {"last_id", c_.store().last_event_id()}});
     }
-    case EndpointId::kSlurm: {
-      HttpResponse r = text_response(render_slurm(*need_view(c_)));
-      r.content_type = "text/plain; charset=utf-8";
-      return r;
+    case EndpointId::kSlurm:
+    case EndpointId::kKubernetes: {
+      std::string format = e.id == EndpointId::kKubernetes ? "kubernetes" : "conf";
+      if (auto it = req.query.find("format"); e.id == EndpointId::kSlurm && it != req.query.end()) format = it->second;
+      if (format != "conf" && format != "yaml" && format != "kubernetes") {
+        throw Failure::invalid("query 'format' must be conf or yaml");
+      }
+      const int key = static_cast<int>(e.id) * 4 + (format == "yaml" ? 1 : 0);
+      return cached(key, [&] {
+        auto v = need_view(c_);
+        auto health = rail_health();
+        const ctl::SchedulerTopology topo = ctl::scheduler_topology(*v);
+        HttpResponse r = text_response(format == "conf"   ? render_slurm_conf(topo, *health)
+                                       : format == "yaml" ? render_slurm_yaml(topo, *health)
+                                                          : render_kubernetes(topo, *health));
+        r.content_type = format == "conf" ? "text/plain; charset=utf-8" : "application/yaml; charset=utf-8";
+        return r;
+      });
     }
     case EndpointId::kMetrics: {
       auto v = c_.view();

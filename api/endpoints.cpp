@@ -20,6 +20,9 @@ constexpr QueryParam kRouteQuery[] = {{"src_port", "the source CA's port (defaul
 constexpr QueryParam kLinkEventQuery[] = {
     {"force", "true: apply a \"down\" even when it leaves CA pairs without a path (otherwise 409, nothing recorded)"}};
 constexpr QueryParam kJobsQuery[] = {{"all", "true: also refused and deleted jobs"}};
+constexpr QueryParam kSlurmQuery[] = {
+    {"format", "conf (default): topology.conf for topology/tree; yaml: Slurm 25.05 topology.yaml (tree and block)"}};
+constexpr QueryParam kRailEventsQuery[] = {{"host", "only these hosts (comma-separated names)"}};
 constexpr QueryParam kArQuery[] = {{"lid", "only this destination LID"}};
 
 constexpr Endpoint kEndpoints[] = {
@@ -33,12 +36,23 @@ constexpr Endpoint kEndpoints[] = {
      "Switches: GUID, LID, level, rail, ports up, drains", {}, ""},
     {EndpointId::kHosts, "GET", "/api/v1/hosts", Role::kViewer, false,
      "Hosts: their CAs by rail, the leaf per rail, per-rail health", {}, ""},
+    {EndpointId::kHostRails, "GET", "/api/v1/hosts/{host}/rails", Role::kViewer, false,
+     "One host's rails: per rail its CA, leaf and health (healthy, degraded, isolated, drained, down)", {}, ""},
+    {EndpointId::kRailEvents, "GET", "/api/v1/rails/events", Role::kViewer, false,
+     "Server-sent events (text/event-stream): a `rails` event per host on connect, then one per host whose rails "
+     "changed; data as GET /hosts/{host}/rails (at most 64 streams)",
+     kRailEventsQuery, ""},
     {EndpointId::kLinks, "GET", "/api/v1/links", Role::kViewer, false, "Links and their state", kLinksQuery, ""},
     {EndpointId::kRoute, "GET", "/api/v1/routes/{src}/{dst}", Role::kViewer, false,
      "Hop-by-hop path from src to dst (node name, GUID or LID)", kRouteQuery, ""},
     {EndpointId::kEvents, "GET", "/api/v1/events", Role::kViewer, false, "Recorded events", kEventsQuery, ""},
     {EndpointId::kSlurm, "GET", "/api/v1/topology/slurm", Role::kViewer, false,
-     "Slurm topology.conf (text/plain): switches and the hosts below them", {}, ""},
+     "Slurm topology.conf or topology.yaml (text/plain): blocks of hosts sharing their rail leaves, pods, the fabric; "
+     "hosts with a broken rail listed for exclusion",
+     kSlurmQuery, ""},
+    {EndpointId::kKubernetes, "GET", "/api/v1/topology/kubernetes", Role::kViewer, false,
+     "Kubernetes YAML: a Kueue Topology and per node Topograph-style topology labels and a health label per rail", {},
+     ""},
     {EndpointId::kMetrics, "GET", "/api/v1/metrics", Role::kNone, false,
      "Prometheus metrics (text/plain)", {}, ""},
     {EndpointId::kDrainsList, "GET", "/api/v1/drains", Role::kViewer, false, "Active drains", {}, ""},

@@ -5,6 +5,7 @@
 
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <array>
 #include <chrono>
 
 #include "api/request.h"
@@ -100,7 +101,76 @@ class Session : public std::enable_shared_from_this<Session> {
     HttpResponse out = answer_request(api_, req, peer_);
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     spdlog::debug("{} {} -> {} ({:.1f} ms)", peer_, std::string(req.method_string()), out.status, ms);
+    if (out.events) {
+      stream_events(std::move(out));
+      return;
+    }
     respond(std::move(out), req.keep_alive(), req.version());
+  }
+
+  // Server-sent events: the headers, then whatever the source has every
+  // kEventPollMs (a keepalive comment after kEventKeepaliveS of silence),
+  // until the client goes away or a write takes longer than request_timeout.
+  // Nothing waits on an I/O thread: each poll is a timer.
+  void stream_events(HttpResponse out) {
+    events_ = std::move(out.events);
+    event_timer_.emplace(stream_.get_executor());
+    std::string head =
+        "HTTP/1.1 200 OK\r\nServer: railyardd\r\nContent-Type: " + out.content_type +
+        "\r\nCache-Control: no-cache\r\nX-Accel-Buffering: no\r\nConnection: close\r\n\r\n" + out.body;
+    write_events(std::move(head));
+    watch_peer();
+  }
+
+  // The client sends nothing more on an event stream: a read that ends is
+  // the client gone (or misbehaving), and the stream closes at once rather
+  // than at its next write.
+  void watch_peer() {
+    stream_.socket().async_read_some(asio::buffer(discard_), [self = shared_from_this()](beast::error_code ec, size_t) {
+      if (ec) {
+        self->close();
+        return;
+      }
+      self->watch_peer();
+    });
+  }
+
+  void write_events(std::string text) {
+    auto data = std::make_shared<std::string>(std::move(text));
+    last_event_write_ = std::chrono::steady_clock::now();
+    stream_.expires_after(limits_.request_timeout);
+    asio::async_write(stream_, asio::buffer(*data), [self = shared_from_this(), data](beast::error_code ec, size_t) {
+      if (ec) {
+        self->close();
+        return;
+      }
+      self->stream_.expires_never();
+      self->poll_events();
+    });
+  }
+
+  void poll_events() {
+    event_timer_->expires_after(std::chrono::milliseconds(kEventPollMs));
+    event_timer_->async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (ec || !self->stream_.socket().is_open()) return;
+      std::string next;
+      try {
+        next = self->events_->next();
+      } catch (const std::exception& e) {
+        spdlog::error("{}: event stream: {}", self->peer_, e.what());
+        self->close();
+        return;
+      }
+      if (next.empty() &&
+          std::chrono::steady_clock::now() - self->last_event_write_ > std::chrono::seconds(kEventKeepaliveS)) {
+        next = ": keepalive\n\n";
+      }
+      if (next.empty()) {
+        self->poll_events();
+      } else {
+        self->write_events(std::move(next));
+      }
+    });
   }
 
   void respond(HttpResponse out, bool keep_alive, unsigned version) {
@@ -128,6 +198,10 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   beast::tcp_stream stream_;
+  std::shared_ptr<EventSource> events_;  // an event stream in progress
+  std::optional<asio::steady_timer> event_timer_;
+  std::chrono::steady_clock::time_point last_event_write_;
+  std::array<char, 512> discard_{};
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   Api& api_;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -20,11 +21,24 @@ struct HttpRequest {
   std::string peer;           // "127.0.0.1:54321", for the log
 };
 
+// The body of a response that stays open (server-sent events): after the
+// headers the server asks next() every kEventPollMs on an I/O thread and
+// writes what it returns ("" = nothing new). next() must not block. The
+// server ends the stream when the client goes away or a write stalls.
+class EventSource {
+ public:
+  virtual ~EventSource() = default;
+  virtual std::string next() = 0;
+};
+inline constexpr int kEventPollMs = 250;
+inline constexpr int kEventKeepaliveS = 15;  // a ": keepalive" comment when nothing was sent for this long
+
 struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;  // extra (Retry-After, WWW-Authenticate)
+  std::shared_ptr<EventSource> events;  // set: a text/event-stream; `body` is sent first
 };
 
 // Splits "a/b%20c?x=1&y" into the path, still percent-encoded (so an encoded

@@ -43,20 +43,6 @@ struct LinkCounts {
   uint64_t up = 0, down = 0, drained = 0;
 };
 
-// A CA's health as GET /hosts shows it.
-enum class CaHealth : uint8_t { kHealthy, kDown, kDrained, kIsolated, kDegraded };
-
-std::string_view to_string(CaHealth h) {
-  switch (h) {
-    case CaHealth::kHealthy: return "healthy";
-    case CaHealth::kDown: return "down";
-    case CaHealth::kDrained: return "drained";
-    case CaHealth::kIsolated: return "isolated";
-    case CaHealth::kDegraded: return "degraded";
-  }
-  return "healthy";
-}
-
 LinkCounts count_links(const std::vector<ctl::LinkStatus>& links) {
   LinkCounts c;
   for (const ctl::LinkStatus& l : links) {
@@ -130,73 +116,37 @@ json render_switches(const ctl::FabricView& v, const std::vector<ctl::DrainRecor
   return {{"switches", list}};
 }
 
-json render_hosts(const ctl::FabricView& v, const std::vector<ctl::LinkStatus>& links) {
+json render_rail(const ctl::FabricView& v, const ctl::RailState& r) {
   const Fabric& f = v.fabric;
-  std::vector<uint8_t> drained(f.num_links(), 0);
-  for (const ctl::LinkStatus& l : links) {
-    if (l.link.valid() && !l.drains.empty()) drained[l.link.value()] = 1;
+  json c = {{"name", f.desc(r.ca)},
+            {"guid", routing::to_string(f.node(r.ca).guid)},
+            {"lid", f.port(f.primary_port(r.ca)).lid.value},
+            {"rail", r.rail},
+            {"health", ctl::to_string(r.health)}};
+  if (r.leaf.valid()) {
+    c["leaf"] = f.desc(r.leaf);
+    c["leaf_guid"] = routing::to_string(f.node(r.leaf).guid);
+    c["leaf_port"] = r.leaf_port;
+    c["leaf_uplinks"] = {{"healthy", r.uplinks_healthy}, {"total", r.uplinks_total}};
   }
-  // Per leaf: healthy uplinks (to a higher level, up, not drained) / all.
-  std::vector<uint32_t> up_ok(f.num_nodes(), 0), up_all(f.num_nodes(), 0);
-  for (NodeId s : f.switches()) {
-    const routing::Node& nd = f.node(s);
-    for (uint8_t p = 1; p <= nd.num_ports; ++p) {
-      const routing::Port& port = f.port(f.port_id(s, PortNum{p}));
-      if (!port.remote.valid()) continue;
-      const NodeId r = f.port(port.remote).node;
-      if (!f.is_switch(r) || level_of(v, r) <= level_of(v, s)) continue;
-      ++up_all[s.value()];
-      if (f.link(port.link).state != routing::PortState::kDown && !drained[port.link.value()]) ++up_ok[s.value()];
-    }
-  }
-  std::vector<json> hosts(v.rails.hosts.size(), json::array());
-  std::vector<uint32_t> healthy(v.rails.hosts.size(), 0);
-  json without_host = json::array();
-  for (NodeId ca : f.cas()) {
-    const PortId pp = f.primary_port(ca);
-    const routing::Port& port = f.port(pp);
-    const NodeId leaf = v.rails.leaf[ca.value()];
-    const bool link_up = port.remote.valid() && f.link(port.link).state != routing::PortState::kDown;
-    const bool link_drained = port.remote.valid() && drained[port.link.value()];
-    json c = {{"name", f.desc(ca)},
-              {"guid", routing::to_string(f.node(ca).guid)},
-              {"lid", port.lid.value},
-              {"rail", v.rails.rail[ca.value()]}};
-    CaHealth health = CaHealth::kHealthy;
-    if (!link_up) {
-      health = CaHealth::kDown;
-    } else if (link_drained) {
-      health = CaHealth::kDrained;
-    } else if (leaf.valid() && up_all[leaf.value()] > 0 && up_ok[leaf.value()] == 0) {
-      health = CaHealth::kIsolated;
-    } else if (leaf.valid() && up_ok[leaf.value()] < up_all[leaf.value()]) {
-      health = CaHealth::kDegraded;
-    }
-    if (leaf.valid()) {
-      c["leaf"] = f.desc(leaf);
-      c["leaf_guid"] = routing::to_string(f.node(leaf).guid);
-      c["leaf_port"] = port.remote.valid() ? f.port(port.remote).num.value : 0;
-      c["leaf_uplinks"] = {{"healthy", up_ok[leaf.value()]}, {"total", up_all[leaf.value()]}};
-    }
-    c["health"] = to_string(health);
-    const uint32_t h = v.rails.host[ca.value()];
-    if (h == routing::kNoHost || h >= hosts.size()) {
-      without_host.push_back(c);
-      continue;
-    }
-    healthy[h] += health == CaHealth::kHealthy;
-    hosts[h].push_back(std::move(c));
-  }
+  return c;
+}
+
+json render_host_rails(const ctl::FabricView& v, const ctl::HostRails& h) {
+  json cas = json::array();
+  for (const ctl::RailState& r : h.rails) cas.push_back(render_rail(v, r));
+  return {{"host", h.host}, {"rails", h.rails.size()}, {"rails_healthy", h.healthy}, {"cas", cas}};
+}
+
+json render_hosts(const ctl::FabricView& v, const ctl::RailHealthMap& health) {
   json list = json::array();
-  for (size_t h = 0; h < hosts.size(); ++h) {
-    std::sort(hosts[h].begin(), hosts[h].end(), [](const json& a, const json& b) { return a["rail"] < b["rail"]; });
-    list.push_back({{"host", v.rails.hosts[h]},
-                    {"rails", hosts[h].size()},
-                    {"rails_healthy", healthy[h]},
-                    {"cas", hosts[h]}});
-  }
+  for (const ctl::HostRails& h : health.hosts) list.push_back(render_host_rails(v, h));
   json out = {{"hosts", list}};
-  if (!without_host.empty()) out["cas_without_host"] = without_host;
+  if (!health.without_host.empty()) {
+    json without = json::array();
+    for (const ctl::RailState& r : health.without_host) without.push_back(render_rail(v, r));
+    out["cas_without_host"] = without;
+  }
   return out;
 }
 
@@ -333,54 +283,6 @@ json render_ar_switch(const ctl::FabricView& v, const routing::ArTables& ar, uin
           {"adaptive_groups", g.adaptive_groups},
           {"trimmed", g.trimmed},
           {"lid_to_group", lft}};
-}
-
-std::string render_slurm(const ctl::FabricView& v) {
-  // Slurm's tree plugin wants each node under one leaf "switch". In a
-  // rail-optimized fabric a server hangs off one leaf per rail; servers whose
-  // CAs share the same set of leaves form one block, written as one switch
-  // named after its rail-0 leaf, and all blocks sit under one top switch.
-  const Fabric& f = v.fabric;
-  std::map<std::vector<uint32_t>, std::vector<std::string>> blocks;
-  std::vector<std::vector<uint32_t>> leaves_of(v.rails.hosts.size());
-  std::vector<std::pair<int32_t, uint32_t>> tmp;
-  std::vector<std::vector<std::pair<int32_t, uint32_t>>> rail_leaf(v.rails.hosts.size());
-  for (NodeId ca : f.cas()) {
-    const uint32_t h = v.rails.host[ca.value()];
-    const NodeId leaf = v.rails.leaf[ca.value()];
-    if (h == routing::kNoHost || h >= rail_leaf.size() || !leaf.valid()) continue;
-    rail_leaf[h].emplace_back(v.rails.rail[ca.value()], leaf.value());
-  }
-  std::map<std::vector<uint32_t>, std::string> names;
-  for (size_t h = 0; h < rail_leaf.size(); ++h) {
-    if (rail_leaf[h].empty()) continue;
-    std::sort(rail_leaf[h].begin(), rail_leaf[h].end());
-    std::vector<uint32_t> key;
-    for (auto [rail, leaf] : rail_leaf[h]) key.push_back(leaf);
-    if (!names.contains(key)) {
-      std::string n(f.desc(NodeId(key.front())));
-      for (char& c : n) {
-        if (c == ' ' || c == '=' || c == ',') c = '_';
-      }
-      names[key] = n;
-    }
-    blocks[key].push_back(v.rails.hosts[h]);
-  }
-  std::string out = "# Slurm topology.conf from railyard (fabric version " + std::to_string(v.version) + ", " +
-                    v.origin + ")\n# One block per set of rail leaves; rail-aligned traffic stays within a block's leaves.\n";
-  std::vector<std::string> block_names;
-  for (const auto& [key, hosts] : blocks) {
-    std::string line = "SwitchName=" + names[key] + " Nodes=";
-    for (size_t i = 0; i < hosts.size(); ++i) line += (i ? "," : "") + hosts[i];
-    out += line + "\n";
-    block_names.push_back(names[key]);
-  }
-  if (block_names.size() > 1) {
-    std::string line = "SwitchName=fabric Switches=";
-    for (size_t i = 0; i < block_names.size(); ++i) line += (i ? "," : "") + block_names[i];
-    out += line + "\n";
-  }
-  return out;
 }
 
 std::string render_metrics(const ctl::Controller& c, const HttpStats& http, const ctl::FabricView* v,

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "controller/controller.h"
+#include "controller/rail_health.h"
 #include "routing/ar_groups.h"
 
 namespace railyard::api {
@@ -17,7 +18,9 @@ namespace railyard::api {
 nlohmann::json render_fabric_summary(const controller::FabricView& view, const std::vector<controller::LinkStatus>& links,
                                      size_t drains);
 nlohmann::json render_switches(const controller::FabricView& view, const std::vector<controller::DrainRecord>& drains);
-nlohmann::json render_hosts(const controller::FabricView& view, const std::vector<controller::LinkStatus>& links);
+nlohmann::json render_hosts(const controller::FabricView& view, const controller::RailHealthMap& health);
+// One host: {"host", "rails", "rails_healthy", "cas": [per rail: name, guid, lid, rail, health, leaf...]}.
+nlohmann::json render_host_rails(const controller::FabricView& view, const controller::HostRails& host);
 // Which links GET /links lists (its `state` query: up, down, drained).
 enum class LinkFilter : uint8_t { kAll, kUp, kDown, kDrained };
 std::optional<LinkFilter> parse_link_filter(std::string_view text);
@@ -30,7 +33,6 @@ nlohmann::json render_impact(const controller::DrainImpact& impact);
 nlohmann::json render_ar_summary(const controller::FabricView& view, const routing::ArTables& ar);
 nlohmann::json render_ar_switch(const controller::FabricView& view, const routing::ArTables& ar, uint32_t sw, int lid);
 nlohmann::json render_job(const controller::JobRecord& job);
-std::string render_slurm(const controller::FabricView& view);
 struct HttpStats;
 std::string render_metrics(const controller::Controller& c, const HttpStats& http, const controller::FabricView* view,
                            const std::vector<controller::LinkStatus>& links, size_t drains);

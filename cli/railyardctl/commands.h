@@ -26,8 +26,10 @@ class Context {
   std::optional<ApiSession> api_;
 };
 
-// status, hosts, switches, links, route, slurm, ar
+// status, hosts, switches, links, route, ar
 void add_fabric_commands(CLI::App& app, Context& ctx);
+// slurm, kubernetes, rails (what schedulers and job launchers read)
+void add_scheduler_commands(CLI::App& app, Context& ctx);
 // drain link|port|switch, drains, undrain
 void add_drain_commands(CLI::App& app, Context& ctx);
 // reroute, reroutes

@@ -1,5 +1,4 @@
-// Read-only views of the fabric: status, hosts, switches, links, route,
-// slurm, ar. Tables for people; --json prints the API's reply unchanged
+// Read-only views of the fabric: status, hosts, switches, links, route, ar. Tables for people; --json prints the API's reply unchanged
 // (hosts filtered by name keeps the API's shape).
 #include <iostream>
 #include <memory>
@@ -201,13 +200,6 @@ void run_route(Context& ctx, const RouteOptions& o) {
   // scripts read "delivered" from --json.
 }
 
-// ---- slurm ----------------------------------------------------------------
-
-void run_slurm(Context& ctx) {
-  const ApiReply r = ctx.api().get(api_path({"topology", "slurm"}));
-  ctx.api().print_raw(r);  // text/plain topology.conf, with or without --json
-}
-
 // ---- ar -------------------------------------------------------------------
 
 struct ArOptions {
@@ -338,13 +330,6 @@ void add_fabric_commands(CLI::App& app, Context& ctx) {
       "  railyardctl route 12 0x1c   # by LID\n"
       "  railyardctl --json route \"node001 mlx5_0\" \"node017 mlx5_0\" | jq .switch_hops");
   route->callback([&ctx, route_o] { run_route(ctx, *route_o); });
-
-  auto* slurm = app.add_subcommand("slurm", "Slurm topology.conf for the fabric (topology/tree plugin)");
-  slurm->footer(
-      "Prints text (also with --json).\n\n"
-      "Examples:\n"
-      "  railyardctl slurm > /etc/slurm/topology.conf");
-  slurm->callback([&ctx] { run_slurm(ctx); });
 
   auto ar_o = std::make_shared<ArOptions>();
   auto* ar = app.add_subcommand("ar", "Adaptive-routing groups: per-switch counts, or one switch's groups");

@@ -15,8 +15,9 @@ int main(int argc, char** argv) {
   Context ctx;
   CLI::App app{
       "railyardctl: operate a railyard controller (railyardd) over its REST API.\n"
-      "Read the fabric (status, hosts, switches, links, route, ar, slurm, events) with a\n"
-      "viewer token; drain, undrain, reroute and report link events with an operator token.\n"
+      "Read the fabric (status, hosts, switches, links, route, ar, slurm, kubernetes, rails,\n"
+      "events) with a viewer token; drain, undrain, reroute and report link events with an\n"
+      "operator token.\n"
       "Tables are for people; --json prints the API's JSON unchanged, for scripts.\n"
       "Run `railyardctl COMMAND --help` for a command's options and examples.",
       "railyardctl"};
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
       "  railyardctl --json links --state drained | jq -r '.links[].link'");
 
   add_fabric_commands(app, ctx);
+  add_scheduler_commands(app, ctx);
   add_drain_commands(app, ctx);
   add_reroute_commands(app, ctx);
   add_event_commands(app, ctx);

@@ -61,7 +61,7 @@ help=$("$CTL" --help)
 ry_assert_contains "$help" "Exit codes:" "--help documents exit codes"
 ry_assert_contains "$help" "429" "--help documents the rate-limit exit"
 for cmd in status hosts switches links route "drain link" "drain port" "drain switch" drains undrain reroute \
-  reroutes events link-event slurm ar; do
+  reroutes events link-event slurm kubernetes rails ar; do
   # shellcheck disable=SC2086
   h=$("$CTL" $cmd --help) || ry_fail "railyardctl $cmd --help failed"
   ry_assert_contains "$h" "Examples:" "railyardctl $cmd --help has examples"
