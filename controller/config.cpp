@@ -144,9 +144,24 @@ struct Loader {
     u32("refused_audits_per_minute", &cfg.refused_audits_per_minute, 0, 100000);
   }
 
+  void slurm(const yaml::Value& v) {
+    const yaml::Map m = v.map({"drain_sync", "scontrol", "slurm_conf", "interval_s"});
+    if (const yaml::Value* sync = m.find("drain_sync")) cfg.slurm_drain_sync = sync->boolean();
+    if (const yaml::Value* scontrol = m.find("scontrol")) {
+      cfg.slurm_scontrol = scontrol->string();
+      if (cfg.slurm_scontrol.empty()) scontrol->fail("scontrol must not be empty");
+      // A bare name is looked up in PATH; a path is taken from the config's folder.
+      if (cfg.slurm_scontrol.find('/') != std::string::npos) cfg.slurm_scontrol = file_path(*scontrol);
+    }
+    if (const yaml::Value* conf = m.find("slurm_conf")) cfg.slurm_conf = file_path(*conf);
+    if (const yaml::Value* interval = m.find("interval_s")) {
+      cfg.slurm_interval_s = static_cast<uint32_t>(interval->unsigned_in(1, 3600, "interval"));
+    }
+  }
+
   void load(const yaml::Value& root) {
     if (root.is_null()) root.fail("empty config: fabric is required");
-    const yaml::Map m = root.map({"listen", "tokens", "database", "fabric", "policy", "limits", "log_level"});
+    const yaml::Map m = root.map({"listen", "tokens", "database", "fabric", "policy", "limits", "slurm", "log_level"});
     if (const yaml::Value* v = m.find("listen")) listen(*v);
     if (const yaml::Value* v = m.find("tokens")) tokens(*v);
     const yaml::Value* database = m.find("database");
@@ -159,6 +174,7 @@ struct Loader {
     fabric(*fabric_value);
     if (const yaml::Value* v = m.find("policy")) policy(*v);
     if (const yaml::Value* v = m.find("limits")) limits(*v);
+    if (const yaml::Value* v = m.find("slurm")) slurm(*v);
     if (const yaml::Value* v = m.find("log_level")) {
       cfg.log_level = v->one_of({"trace", "debug", "info", "warn", "error"});
     }

@@ -24,6 +24,11 @@
 //     request_timeout_s: 10         # to send one whole request (headers + body)
 //     idle_timeout_s: 30            # keep-alive connection with no request
 //     refused_audits_per_minute: 120  # refused mutations audited; beyond: counted only
+//   slurm:                          # drain sync to Slurm (docs/slurm.md); off by default
+//     drain_sync: false             # hosts with a broken rail DRAIN, resumed when healthy
+//     scontrol: scontrol            # the scontrol to run (PATH is searched)
+//     slurm_conf: ""                # SLURM_CONF for scontrol (default: scontrol's own)
+//     interval_s: 10                # how often Slurm's nodes are compared with the fabric
 //   log_level: info                 # trace | debug | info | warn | error
 //
 // Relative paths are taken from the config file's folder. Unknown and
@@ -72,6 +77,10 @@ struct ControllerConfig {
   uint32_t request_timeout_s = 10;
   uint32_t idle_timeout_s = 30;
   uint32_t refused_audits_per_minute = 120;
+  bool slurm_drain_sync = false;
+  std::string slurm_scontrol = "scontrol";
+  std::string slurm_conf;  // empty: scontrol's default
+  uint32_t slurm_interval_s = 10;
   std::string log_level = "info";
 };
 

@@ -11,6 +11,7 @@ PACKAGES=(
   libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
   wrk curl sqlite3 jq python3
   dpkg-dev help2man lintian man-db systemd
+  slurmctld slurm-client
 )
 
 missing=()

@@ -15,6 +15,7 @@
 
 #include "api/api.h"
 #include "api/http_server.h"
+#include "cli/railyardd/slurm_sync.h"
 #include "controller/config.h"
 #include "controller/controller.h"
 #include "controller/plugin_link.h"
@@ -73,6 +74,7 @@ int serve(const std::string& path, int port_override, const std::string& port_fi
   const std::string address = cfg->listen_address;
   const uint16_t port = cfg->listen_port;
   const api::ServerLimits limits = api::ServerLimits::from(*cfg);
+  const controller::ControllerConfig config_copy = *cfg;
   controller::Controller ctl(std::move(*cfg), std::move(*store));
   if (Status s = ctl.start(); !s) {
     spdlog::error("{}", s.error().message);
@@ -143,6 +145,12 @@ int serve(const std::string& path, int port_override, const std::string& port_fi
   };
   tick();
 
+  std::unique_ptr<railyardd::SlurmSync> slurm_sync;
+  if (config_copy.slurm_drain_sync) {
+    slurm_sync = std::make_unique<railyardd::SlurmSync>(ctl, config_copy);
+    slurm_sync->start();
+  }
+
   boost::asio::signal_set signals(io, SIGTERM, SIGINT);
   signals.async_wait([&](boost::system::error_code ec, int sig) {
     if (ec) return;
@@ -157,6 +165,7 @@ int serve(const std::string& path, int port_override, const std::string& port_fi
   for (unsigned i = 1; i < threads; ++i) pool.emplace_back([&io] { io.run(); });
   io.run();
   for (std::thread& t : pool) t.join();
+  slurm_sync.reset();
   spdlog::info("stopped");
   return 0;
 }
