@@ -65,7 +65,7 @@ struct HopStats {
   bool distances_reused = false;
   double distances_ms = 0;      // switch graph + all-pairs distances
   double rows_ms = 0;           // writing OpenSM's rows
-  double cpu_ms = 0;            // CPU time of the whole build (the rest is waiting for a core)
+  double cpu_ms = 0;            // CPU time of the whole build, both threads (wall time beyond it: waiting for a core)
 };
 
 class HopMatrices {
@@ -91,6 +91,9 @@ class HopMatrices {
   bool read_graph(osm_subn_t& subn);
   void compute_distances();
   Result<uint64_t> write_rows(uint32_t first, uint32_t last, uint32_t targets) const;
+  // write_rows of switches [0, n) in two halves at once; the worker's CPU
+  // time goes to *worker_cpu_ms.
+  Result<uint64_t> write_all_rows(uint32_t n, uint32_t targets, double* worker_cpu_ms) const;
 
   std::vector<osm_switch_t*> switches_;
   std::vector<uint16_t> lids_;          // per switch index; 0 = none
