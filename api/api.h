@@ -43,8 +43,14 @@ class Api {
   void refused_before_routing(const std::string& method, const std::string& target, int status,
                               const std::string& message);
   // Every host's rails' health on the current view, computed once per
-  // controller generation (throws Failure unavailable without a view).
-  std::shared_ptr<const controller::RailHealthMap> rail_health();
+  // controller generation, with the view it was computed on (its NodeIds
+  // index that view's fabric: render with it, not with a newer view).
+  // Throws Failure unavailable without a view.
+  struct RailHealthSnapshot {
+    std::shared_ptr<const controller::FabricView> view;
+    controller::RailHealthMap health;
+  };
+  std::shared_ptr<const RailHealthSnapshot> rail_health();
   controller::Controller& controller() { return c_; }
 
  private:
@@ -67,7 +73,7 @@ class Api {
   };
   std::map<int, Cached> cache_;
   uint64_t health_generation_ = 0;  // under cache_mu_
-  std::shared_ptr<const controller::RailHealthMap> health_;
+  std::shared_ptr<const RailHealthSnapshot> health_;
 };
 
 // JSON error body: {"error": {"status": 404, "message": "..."}}.

@@ -4,10 +4,10 @@
 
 #include "api/api.h"
 #include "api/openapi.h"
-#include "api/render.h"
 #include "api/rail_events.h"
-#include "api/scheduler_render.h"
+#include "api/render.h"
 #include "api/request.h"
+#include "api/scheduler_render.h"
 #include "controller/controller.h"
 
 namespace railyard::api {
@@ -146,14 +146,14 @@ HttpResponse Api::cached(int id, const std::function<HttpResponse()>& render) {
   return r;
 }
 
-std::shared_ptr<const ctl::RailHealthMap> Api::rail_health() {
+std::shared_ptr<const Api::RailHealthSnapshot> Api::rail_health() {
   const uint64_t generation = c_.generation();
   {
     std::lock_guard lock(cache_mu_);
     if (health_ && health_generation_ == generation) return health_;
   }
   auto v = need_view(c_);
-  auto health = std::make_shared<const ctl::RailHealthMap>(ctl::rail_health(*v, *c_.links()));
+  auto health = std::make_shared<const RailHealthSnapshot>(RailHealthSnapshot{v, ctl::rail_health(*v, *c_.links())});
   std::lock_guard lock(cache_mu_);
   health_ = health;
   health_generation_ = generation;
@@ -194,8 +194,8 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
                     [&] { return json_response(200, render_switches(*need_view(c_), c_.store().active_drains())); });
     case EndpointId::kHosts:
       return cached(static_cast<int>(e.id), [&] {
-        auto v = need_view(c_);
-        return json_response(200, render_hosts(*v, *rail_health()));
+        auto snap = rail_health();
+        return json_response(200, render_hosts(*snap->view, snap->health));
       });
     case EndpointId::kRailEvents: {
       std::set<std::string> hosts;
@@ -214,12 +214,11 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
       return r;
     }
     case EndpointId::kHostRails: {
-      auto v = need_view(c_);
-      auto health = rail_health();
-      const ctl::HostRails* h = health->find(params.at("host"));
+      auto snap = rail_health();
+      const ctl::HostRails* h = snap->health.find(params.at("host"));
       if (!h) throw Failure::not_found("no host '" + params.at("host") + "'");
-      json body = render_host_rails(*v, *h);
-      body["fabric_version"] = v->version;
+      json body = render_host_rails(*snap->view, *h);
+      body["fabric_version"] = snap->view->version;
       return json_response(200, body);
     }
     case EndpointId::kLinks: {
@@ -245,18 +244,18 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
     case EndpointId::kSlurm:
     case EndpointId::kKubernetes: {
       std::string format = e.id == EndpointId::kKubernetes ? "kubernetes" : "conf";
-      if (auto it = req.query.find("format"); e.id == EndpointId::kSlurm && it != req.query.end()) format = it->second;
-      if (format != "conf" && format != "yaml" && format != "kubernetes") {
-        throw Failure::invalid("query 'format' must be conf or yaml");
+      if (auto it = req.query.find("format"); e.id == EndpointId::kSlurm && it != req.query.end()) {
+        if (it->second != "conf" && it->second != "yaml") throw Failure::invalid("query 'format' must be conf or yaml");
+        format = it->second;
       }
       const int key = static_cast<int>(e.id) * 4 + (format == "yaml" ? 1 : 0);
       return cached(key, [&] {
-        auto v = need_view(c_);
-        auto health = rail_health();
-        const ctl::SchedulerTopology topo = ctl::scheduler_topology(*v);
-        HttpResponse r = text_response(format == "conf"   ? render_slurm_conf(topo, *health)
-                                       : format == "yaml" ? render_slurm_yaml(topo, *health)
-                                                          : render_kubernetes(topo, *health));
+        auto snap = rail_health();
+        const ctl::SchedulerTopology topo = ctl::scheduler_topology(*snap->view);
+        const ctl::RailHealthMap& health = snap->health;
+        HttpResponse r = text_response(format == "conf"   ? render_slurm_conf(topo, health)
+                                       : format == "yaml" ? render_slurm_yaml(topo, health)
+                                                          : render_kubernetes(topo, health));
         r.content_type = format == "conf" ? "text/plain; charset=utf-8" : "application/yaml; charset=utf-8";
         return r;
       });

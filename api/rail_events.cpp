@@ -16,20 +16,19 @@ class RailEvents : public EventSource {
 
   std::string next() override {
     const uint64_t generation = api_.controller().generation();
-    if (generation == generation_) return "";
-    auto view = api_.controller().view();
-    if (!view) return "";
-    auto health = api_.rail_health();
+    if (generation == generation_ || !api_.controller().view()) return "";
+    auto snap = api_.rail_health();
+    const controller::FabricView& view = *snap->view;
     generation_ = generation;
     std::string out;
-    for (const controller::HostRails& h : health->hosts) {
+    for (const controller::HostRails& h : snap->health.hosts) {
       if (!hosts_.empty() && !hosts_.contains(h.host)) continue;
-      nlohmann::json body = render_host_rails(*view, h);
+      nlohmann::json body = render_host_rails(view, h);
       const size_t hash = std::hash<std::string>{}(body.dump());
       auto [it, fresh] = sent_.try_emplace(h.host, hash);
       if (!fresh && it->second == hash) continue;
       it->second = hash;
-      body["fabric_version"] = view->version;
+      body["fabric_version"] = view.version;
       out += "event: rails\nid: " + std::to_string(generation) + "\ndata: " + body.dump() + "\n\n";
     }
     return out;
@@ -46,9 +45,9 @@ class RailEvents : public EventSource {
 }  // namespace
 
 std::shared_ptr<EventSource> open_rail_events(Api& api, const std::set<std::string>& hosts) {
-  auto health = api.rail_health();
+  auto snap = api.rail_health();
   for (const std::string& h : hosts) {
-    if (!health->find(h)) throw controller::Failure::not_found("no host '" + h + "'");
+    if (!snap->health.find(h)) throw controller::Failure::not_found("no host '" + h + "'");
   }
   const std::shared_ptr<HttpStats>& stats = api.http_stats();
   if (++stats->event_streams > kMaxEventStreams) {

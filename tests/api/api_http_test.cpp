@@ -66,6 +66,20 @@ TEST_F(ApiTest, ReadEndpointsDescribeTheFabric) {
     for (size_t at = slurm.body.find(name); at != std::string::npos; at = slurm.body.find(name, at + 1)) ++count;
     EXPECT_EQ(count, 1u) << name << " must be under exactly one switch:\n" << slurm.body;
   }
+  Reply yaml = d.get("/api/v1/topology/slurm?format=yaml");
+  EXPECT_EQ(yaml.status, 200);
+  EXPECT_EQ(yaml.content_type.rfind("application/yaml", 0), 0u);
+  EXPECT_NE(yaml.body.find("- topology: railyard-tree"), std::string::npos) << yaml.body;
+  EXPECT_EQ(d.get("/api/v1/topology/slurm?format=kubernetes").status, 400);
+  EXPECT_EQ(d.get("/api/v1/topology/slurm?format=xml").status, 400);
+  Reply k8s = d.get("/api/v1/topology/kubernetes");
+  EXPECT_EQ(k8s.status, 200);
+  EXPECT_NE(k8s.body.find("kind: Topology"), std::string::npos) << k8s.body;
+  json rails = d.get("/api/v1/hosts/node003/rails").doc();
+  EXPECT_EQ(rails["host"], "node003");
+  EXPECT_EQ(rails["cas"].size(), rails["rails"].get<size_t>());
+  EXPECT_EQ(d.get("/api/v1/hosts/node999/rails").status, 404);
+  EXPECT_EQ(d.get("/api/v1/hosts/node003/rails", "").status, 401);
 
   Reply metrics = d.get("/api/v1/metrics", "");
   EXPECT_EQ(metrics.status, 200);
