@@ -19,8 +19,18 @@ source "$SRC/tests/integration/lib.sh"
 ry_require_tools jq curl python3
 ry_tmpdir
 STREAM_PIDS=()
-stop_streams() { local p; for p in "${STREAM_PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done; STREAM_PIDS=(); }
-trap 'rc=$?; stop_streams; (exit $rc); _ry_cleanup' EXIT
+# Our stream clients, by PID (nccl_hca.sh --watch's curl is its child).
+stop_streams() {
+  local p
+  for p in "${STREAM_PIDS[@]}"; do
+    pkill -TERM -P "$p" 2>/dev/null || true
+    kill "$p" 2>/dev/null || true
+    wait "$p" 2>/dev/null || true
+  done
+  STREAM_PIDS=()
+}
+# set +e: under errexit "(exit $rc)" would end the trap before _ry_cleanup.
+trap 'rc=$?; set +e; stop_streams; (exit $rc); _ry_cleanup' EXIT
 T0=$SECONDS
 
 "$RAILYARD" topo gen --servers 32 --rails 4 --radix 16 -o roft.net >/dev/null 2>&1

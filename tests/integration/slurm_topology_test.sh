@@ -34,7 +34,8 @@ ry_tmpdir
 SLURMCTLD_PID=""
 stop_slurmctld() { _ry_stop_pid "$SLURMCTLD_PID" 10 slurmctld; SLURMCTLD_PID=""; }
 # railyardd first (its drain sync talks to slurmctld), then slurmctld.
-trap 'rc=$?; ry_stop_railyardd; stop_slurmctld; if [[ $rc -ne 0 && -f slurmctld.log ]]; then tail -n 20 slurmctld.log >&2; fi; (exit $rc); _ry_cleanup' EXIT
+# set +e: under errexit "(exit $rc)" would end the trap before _ry_cleanup.
+trap 'rc=$?; set +e; ry_stop_railyardd; stop_slurmctld; if [[ $rc -ne 0 && -f slurmctld.log ]]; then tail -n 20 slurmctld.log >&2; fi; (exit $rc); _ry_cleanup' EXIT
 T0=$SECONDS
 
 "$RAILYARD" topo gen --servers 32 --rails 2 --levels 3 --radix 8 -o roft.net >/dev/null 2>&1
