@@ -24,7 +24,7 @@ DAEMON_PID=""
 stop_daemon() { _ry_stop_pid "$DAEMON_PID" 5 railyardd; DAEMON_PID=""; }
 # lib.sh's EXIT trap removes the temp dir: stop railyardd (by its PID) first,
 # show its log on failure, and hand the exit status on to _ry_cleanup.
-trap 'rc=$?; stop_daemon; if [[ $rc -ne 0 && -f daemon.log ]]; then tail -n 30 daemon.log >&2; fi; (exit $rc); _ry_cleanup' EXIT
+trap 'rc=$?; set +e; stop_daemon; if [[ $rc -ne 0 && -f daemon.log ]]; then tail -n 30 daemon.log >&2; fi; (exit $rc); _ry_cleanup' EXIT
 
 "$RAILYARD" topo gen --servers 32 --rails 8 --radix 32 -o roft.net >/dev/null
 OPERATOR=operator-token-0123456789

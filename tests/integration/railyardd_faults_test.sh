@@ -34,7 +34,7 @@ mkdir db pol
 mount -t tmpfs -o size=4m,mode=0700 tmpfs db
 mount -t tmpfs -o size=1m,mode=0700 tmpfs pol
 # The mounts go before lib.sh's cleanup removes the folder (railyardd first).
-trap 'rc=$?; ry_stop_railyardd; umount -l "$RY_TMP/db" "$RY_TMP/pol" 2>/dev/null; (exit $rc); _ry_cleanup' EXIT
+trap 'rc=$?; set +e; ry_stop_railyardd; umount -l "$RY_TMP/db" "$RY_TMP/pol" 2>/dev/null; (exit $rc); _ry_cleanup' EXIT
 
 "$RAILYARD" topo gen --servers 16 --rails 4 --radix 16 -o roft.net >/dev/null
 cat >railyardd.yaml <<CONF
