@@ -159,9 +159,27 @@ struct Loader {
     }
   }
 
+  void isolation(const yaml::Value& v) {
+    const yaml::Map m = v.map({"enabled", "dry_run", "flaps", "window_s", "errors_per_minute", "clean_s",
+                               "max_links", "max_percent"});
+    IsolationConfig& c = cfg.isolation;
+    if (const yaml::Value* x = m.find("enabled")) c.enabled = x->boolean();
+    if (const yaml::Value* x = m.find("dry_run")) c.dry_run = x->boolean();
+    auto u32 = [&m](const char* key, uint32_t* out, uint64_t lo, uint64_t hi) {
+      if (const yaml::Value* x = m.find(key)) *out = static_cast<uint32_t>(x->unsigned_in(lo, hi, key));
+    };
+    u32("flaps", &c.flaps, 1, 1000);
+    u32("window_s", &c.window_s, 1, 86400);
+    u32("errors_per_minute", &c.errors_per_minute, 0, 1000000000);
+    u32("clean_s", &c.clean_s, 1, 30 * 86400);
+    u32("max_links", &c.max_links, 0, 100000);
+    u32("max_percent", &c.max_percent, 0, 100);
+  }
+
   void load(const yaml::Value& root) {
     if (root.is_null()) root.fail("empty config: fabric is required");
-    const yaml::Map m = root.map({"listen", "tokens", "database", "fabric", "policy", "limits", "slurm", "log_level"});
+    const yaml::Map m = root.map({"listen", "tokens", "database", "fabric", "policy", "limits", "slurm", "isolation",
+                                       "log_level"});
     if (const yaml::Value* v = m.find("listen")) listen(*v);
     if (const yaml::Value* v = m.find("tokens")) tokens(*v);
     const yaml::Value* database = m.find("database");
@@ -175,6 +193,7 @@ struct Loader {
     if (const yaml::Value* v = m.find("policy")) policy(*v);
     if (const yaml::Value* v = m.find("limits")) limits(*v);
     if (const yaml::Value* v = m.find("slurm")) slurm(*v);
+    if (const yaml::Value* v = m.find("isolation")) isolation(*v);
     if (const yaml::Value* v = m.find("log_level")) {
       cfg.log_level = v->one_of({"trace", "debug", "info", "warn", "error"});
     }

@@ -29,6 +29,15 @@
 //     scontrol: scontrol            # the scontrol to run (PATH is searched)
 //     slurm_conf: ""                # SLURM_CONF for scontrol (default: scontrol's own)
 //     interval_s: 10                # how often Slurm's nodes are compared with the fabric
+//   isolation:                      # automatic isolation (docs/auto_isolation.md); off by default
+//     enabled: false
+//     dry_run: false                # decide and audit, drain nothing
+//     flaps: 3                      # a link down this many times ...
+//     window_s: 60                  # ... within this many seconds is drained ("auto: flapping")
+//     errors_per_minute: 0          # error counters' rate that drains ("auto: errors"); 0: off
+//     clean_s: 600                  # undrained once clean (up, no flap, no errors) this long
+//     max_links: 4                  # the breaker: automation holds at most
+//     max_percent: 1                #   max(max_links, max_percent% of switch links)
 //   log_level: info                 # trace | debug | info | warn | error
 //
 // Relative paths are taken from the config file's folder. Unknown and
@@ -42,6 +51,7 @@
 #include <string_view>
 #include <vector>
 
+#include "controller/isolation.h"
 #include "routing/result.h"
 
 namespace railyard::controller {
@@ -81,6 +91,7 @@ struct ControllerConfig {
   std::string slurm_scontrol = "scontrol";
   std::string slurm_conf;  // empty: scontrol's default
   uint32_t slurm_interval_s = 10;
+  IsolationConfig isolation;
   std::string log_level = "info";
 };
 
