@@ -190,36 +190,44 @@ PatternLoad shifts(LoadCounter& lc, const HostGrid& grid, bool cross, uint32_t m
   return acc;
 }
 
-PatternLoad all_to_all(const Fabric& f, LoadCounter& lc) {
-  const SwitchGraph& g = lc.graph();
-  const HopResolver& hr = lc.resolver();
-  PatternLoad out;
-  out.name = "all-to-all";
-  out.instances = 1;
-  std::vector<uint32_t> src_count(g.num_switches(), 0);
+// The CA ports every all-to-all flow starts from, and how many hang off each
+// switch.
+struct AllToAllSources {
+  std::vector<uint32_t> per_switch;
   std::vector<PortId> ports;
+};
+
+AllToAllSources all_to_all_sources(const Fabric& f, const SwitchGraph& g) {
+  AllToAllSources s;
+  s.per_switch.assign(g.num_switches(), 0);
   for (NodeId ca : f.cas()) {
     const Node& nd = f.node(ca);
     for (uint32_t p = 1; p <= nd.num_ports; ++p) {
       PortId pid(nd.first_port.value() + p);
       if (!f.port(pid).lid.valid()) continue;
-      uint32_t s = g.attach_switch(pid);
-      if (s == kNone) continue;
-      ports.push_back(pid);
-      ++src_count[s];
+      uint32_t sw = g.attach_switch(pid);
+      if (sw == kNone) continue;
+      s.ports.push_back(pid);
+      ++s.per_switch[sw];
     }
   }
-  const uint64_t n = ports.size();
+  return s;
+}
+
+// All-to-all flows per switch-graph entry (directed channel), from one
+// in-tree per destination; *flows and *unrouted count the flows.
+std::vector<uint64_t> all_to_all_entry_loads(const Fabric& f, const SwitchGraph& g, const HopResolver& hr,
+                                             const AllToAllSources& src, uint64_t* flows, uint64_t* unrouted) {
   std::vector<uint64_t> load(g.num_entries(), 0);
   std::vector<uint32_t> next;
-  for (PortId dst : ports) {
+  for (PortId dst : src.ports) {
     Lid lid = f.port(dst).lid;
     uint32_t t = g.attach_switch(dst);
     hr.resolve(lid, next);
     for (uint32_t s0 = 0; s0 < g.num_switches(); ++s0) {
-      uint64_t k = src_count[s0] - (s0 == t ? 1 : 0);
+      uint64_t k = src.per_switch[s0] - (s0 == t ? 1 : 0);
       if (!k) continue;
-      out.flows += k;
+      *flows += k;
       uint32_t s = s0;
       bool arrived = false;
       for (uint32_t hop = 0; hop <= g.num_switches(); ++hop) {
@@ -229,9 +237,21 @@ PatternLoad all_to_all(const Fabric& f, LoadCounter& lc) {
         load[e] += k;
         s = g.remote(e);
       }
-      if (!arrived) out.unrouted += k;
+      if (!arrived) *unrouted += k;
     }
   }
+  return load;
+}
+
+PatternLoad all_to_all(const Fabric& f, LoadCounter& lc) {
+  const SwitchGraph& g = lc.graph();
+  PatternLoad out;
+  out.name = "all-to-all";
+  out.instances = 1;
+  const AllToAllSources src = all_to_all_sources(f, g);
+  const std::vector<uint32_t>& src_count = src.per_switch;
+  const uint64_t n = src.ports.size();
+  const std::vector<uint64_t> load = all_to_all_entry_loads(f, g, lc.resolver(), src, &out.flows, &out.unrouted);
   uint64_t sum = 0;
   uint32_t worst = kNone;
   for (uint32_t e = 0; e < load.size(); ++e) {
@@ -258,6 +278,20 @@ PatternLoad all_to_all(const Fabric& f, LoadCounter& lc) {
 }
 
 }  // namespace
+
+std::vector<LinkLoad> all_to_all_link_loads(const Fabric& fabric, const ForwardingTables& tables) {
+  const SwitchGraph g(fabric);
+  const HopResolver hr(fabric, g, tables);
+  uint64_t flows = 0, unrouted = 0;
+  const std::vector<uint64_t> load = all_to_all_entry_loads(fabric, g, hr, all_to_all_sources(fabric, g), &flows, &unrouted);
+  std::vector<LinkLoad> out(fabric.num_links());
+  for (uint32_t e = 0; e < g.num_entries(); ++e) {
+    const LinkId l = g.link(e);
+    const PortId from = fabric.port_id(g.node(g.remote(g.rev(e))), PortNum{g.port(e)});
+    (fabric.link(l).a == from ? out[l.value()].a_to_b : out[l.value()].b_to_a) += load[e];
+  }
+  return out;
+}
 
 std::vector<Flow> shift_flows(const Fabric& fabric, const RailMap& rails, uint32_t k, bool cross_rail) {
   return grid_shift(host_grid(fabric, rails), k, cross_rail);

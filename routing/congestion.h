@@ -60,6 +60,18 @@ CongestionReport analyze_congestion(const Fabric& fabric, const ForwardingTables
 PatternLoad evaluate_flows(const Fabric& fabric, const ForwardingTables& tables, const std::string& name,
                            const std::vector<Flow>& flows);
 
+// Per link (indexed by LinkId) the all-to-all flows crossing it in each
+// direction (a -> b is from the link's port a), switch-switch links only (a CA
+// link carries n - 1 each way, the same for all). The predicted load the
+// console and `railyard verify --html` colour links by; its maximum is the
+// all-to-all pattern's max_load when that is on a switch link.
+struct LinkLoad {
+  uint64_t a_to_b = 0;
+  uint64_t b_to_a = 0;
+  uint64_t max() const { return a_to_b > b_to_a ? a_to_b : b_to_a; }
+};
+std::vector<LinkLoad> all_to_all_link_loads(const Fabric& fabric, const ForwardingTables& tables);
+
 // Rail-aligned shift k over all rails (cross_rail: to rail r+1).
 std::vector<Flow> shift_flows(const Fabric& fabric, const RailMap& rails, uint32_t k, bool cross_rail);
 
