@@ -6,6 +6,7 @@
 #include <cmath>
 #include <set>
 
+#include "api/console_files.h"
 #include "api/endpoints.h"
 #include "api/openapi.h"
 #include "api/render.h"
@@ -65,6 +66,7 @@ bool is_mutation_method(std::string_view method) {
 }  // namespace
 
 HttpResponse Api::handle(const HttpRequest& req) {
+  if (std::optional<HttpResponse> file = console_file(req)) return *std::move(file);
   const Match m = match(req.method, req.path);
   if (!m.endpoint) {
     return m.path_known ? error_response(405, req.method + " is not allowed on " + req.path)

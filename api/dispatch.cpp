@@ -8,6 +8,7 @@
 #include "api/render.h"
 #include "api/request.h"
 #include "api/scheduler_render.h"
+#include "console/grid.h"
 #include "controller/controller.h"
 
 namespace railyard::api {
@@ -78,6 +79,32 @@ json drain_body(const ctl::DrainOutcome& o) {
   if (o.drain) body["drain"] = render_drain(*o.drain);
   if (o.reroute) body["reroute"] = render_reroute(*o.reroute);
   return body;
+}
+
+// The console's picture (console/grid.h) of the view, with the controller's
+// link states and names, and with loads when asked.
+json grid(const ctl::FabricView& v, const std::vector<ctl::LinkStatus>& links, bool loads) {
+  const routing::Fabric& f = v.fabric;
+  console::GridInput in;
+  in.fabric = &f;
+  in.rails = &v.rails;
+  in.state.assign(f.num_links(), console::GridLinkState::kUp);
+  in.keys.assign(f.num_links(), std::string());
+  for (const ctl::LinkStatus& l : links) {
+    if (!l.link.valid() || l.link.value() >= f.num_links()) continue;
+    in.keys[l.link.value()] = l.key;
+    in.state[l.link.value()] = l.state == ctl::LinkState::kDown ? console::GridLinkState::kDown
+                               : !l.drains.empty()              ? console::GridLinkState::kDrained
+                                                                : console::GridLinkState::kUp;
+  }
+  std::vector<routing::LinkLoad> load;
+  if (loads) {
+    load = routing::all_to_all_link_loads(f, v.routing.tables);
+    in.loads = &load;
+  }
+  json out = console::grid_json(in);
+  out["version"] = v.version;
+  return out;
 }
 
 HttpResponse route(ctl::Controller& c, const std::map<std::string, std::string>& params, const HttpRequest& req) {
@@ -189,6 +216,18 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
         auto v = need_view(c_);
         return json_response(200, render_fabric_summary(*v, *c_.links(), c_.store().active_drains().size()));
       });
+    case EndpointId::kWhoami: return json_response(200, {{"name", actor.name}, {"role", ctl::to_string(actor.role)}});
+    case EndpointId::kGrid: {
+      bool loads = false;
+      if (auto it = req.query.find("loads"); it != req.query.end()) {
+        if (it->second != "predicted") throw Failure::invalid("query 'loads' must be predicted");
+        loads = true;
+      }
+      // A whole-fabric document, and the loads walk every destination's tree:
+      // once per controller generation.
+      return cached(static_cast<int>(e.id) * 2 + (loads ? 1 : 0) + 1000,
+                    [&] { return json_response(200, grid(*need_view(c_), *c_.links(), loads)); });
+    }
     case EndpointId::kSwitches:
       return cached(static_cast<int>(e.id),
                     [&] { return json_response(200, render_switches(*need_view(c_), c_.store().active_drains())); });

@@ -23,6 +23,8 @@ constexpr QueryParam kJobsQuery[] = {{"all", "true: also refused and deleted job
 constexpr QueryParam kSlurmQuery[] = {
     {"format", "conf (default): topology.conf for topology/tree; yaml: Slurm 25.05 topology.yaml (tree and block)"}};
 constexpr QueryParam kRailEventsQuery[] = {{"host", "only these hosts (comma-separated names)"}};
+constexpr QueryParam kGridQuery[] = {
+    {"loads", "predicted: each switch link's all-to-all flows (the verifier's edge forwarding index)"}};
 constexpr QueryParam kArQuery[] = {{"lid", "only this destination LID"}};
 
 constexpr Endpoint kEndpoints[] = {
@@ -32,6 +34,11 @@ constexpr Endpoint kEndpoints[] = {
      "Liveness: fabric loaded, plugin connected, database writable", {}, ""},
     {EndpointId::kFabric, "GET", "/api/v1/fabric", Role::kViewer, false,
      "Fabric summary: sizes, rails, levels, link states, routing quality", {}, ""},
+    {EndpointId::kWhoami, "GET", "/api/v1/whoami", Role::kViewer, false, "The caller's token name and role", {}, ""},
+    {EndpointId::kGrid, "GET", "/api/v1/grid", Role::kViewer, false,
+     "The fabric picture of the web console: switches by level and rail, CA links per leaf, switch links with "
+     "state (and predicted load)",
+     kGridQuery, ""},
     {EndpointId::kSwitches, "GET", "/api/v1/switches", Role::kViewer, false,
      "Switches: GUID, LID, level, rail, ports up, drains", {}, ""},
     {EndpointId::kHosts, "GET", "/api/v1/hosts", Role::kViewer, false,
