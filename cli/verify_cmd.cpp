@@ -9,6 +9,8 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/io.h"
+#include "console/grid.h"
+#include "console/report.h"
 #include "routing/congestion.h"
 #include "routing/lft_dump.h"
 #include "routing/lid_assignment.h"
@@ -28,6 +30,7 @@ struct VerifyCmdOptions {
   std::string lfts;
   std::string policy;
   bool json = false;
+  std::string html;
   uint32_t max_shifts = 0;
   uint32_t permutations = 4;
   uint64_t seed = 1;
@@ -82,7 +85,7 @@ void run_verify(const VerifyCmdOptions& o) {
   double congestion_ms = ms_since(t2);
 
   bool ok = v.all_reachable() && v.cdg_ca.acyclic && v.cdg_all.acyclic;
-  if (o.json) {
+  if (o.json || !o.html.empty()) {
     nlohmann::json j = {
         {"topology", o.topo},
         {"tables", o.lfts},
@@ -132,8 +135,21 @@ void run_verify(const VerifyCmdOptions& o) {
     nlohmann::json tr = nlohmann::json::array();
     for (auto& [k, path] : traces) tr.push_back({{"pair", k}, {"path", path}});
     j["traces"] = tr;
-    std::cout << j.dump(2) << "\n";
-  } else {
+    if (!o.html.empty()) {
+      // The report's picture: the console's grid, coloured by each switch
+      // link's all-to-all flows over these tables.
+      const routing::RailMap rails = routing::map_rails(fabric, policy.rails);
+      const std::vector<routing::LinkLoad> loads = routing::all_to_all_link_loads(fabric, *tables);
+      console::GridInput in;
+      in.fabric = &fabric;
+      in.rails = &rails;
+      in.loads = &loads;
+      Status st = write_file(o.html, console::verify_report_html(j, console::grid_json(in)));
+      if (!st) fail(st.error().message);
+    }
+    if (o.json) std::cout << j.dump(2) << "\n";
+  }
+  if (!o.json) {
     std::printf("railyard verify: %s over %s\n", o.lfts.c_str(), o.topo.c_str());
     for (auto& [k, path] : traces) std::printf("trace %s:\n  %s\n", k.c_str(), path.c_str());
     std::printf("  switches %u, CA ports %u, LIDs %u\n", v.switches, v.ca_ports, v.lids);
@@ -183,13 +199,17 @@ void add_verify_commands(CLI::App& app) {
       "Examples:\n"
       "  railyard verify --topo fabric.topo --lfts opensm-lfts.dump\n"
       "  railyard verify --topo fabric.topo --lfts ibroute.txt --json\n"
-      "  railyard verify --topo f.topo --lfts f.lfts --trace 'node001 mlx5_0' 'node017 mlx5_0'\n\n"
+      "  railyard verify --topo f.topo --lfts f.lfts --trace 'node001 mlx5_0' 'node017 mlx5_0'\n"
+      "  railyard verify --topo f.topo --lfts f.lfts --html report.html   # one self-contained page\n\n"
       "Exit codes: 0 every CA pair reachable and no credit loop; 1 problems found;\n"
       "2 bad input (the reason is printed as file:line: reason).");
   cmd->add_option("--topo,-t", o->topo, "topology file")->required();
   cmd->add_option("--lfts,-l", o->lfts, "tables: opensm-lfts.dump or ibroute output")->required();
   cmd->add_option("--policy,-p", o->policy, "policy YAML (for rail naming)");
   cmd->add_flag("--json", o->json, "machine-readable report on stdout");
+  cmd->add_option("--html", o->html,
+                  "also write one self-contained HTML report to FILE (summary, credit loops, congestion per\n"
+                  "pattern, worst links, the fabric picture coloured by all-to-all load); no network needed to view it");
   cmd->add_option("--max-shifts", o->max_shifts, "evaluate at most N shifts, evenly spaced (0 = all)");
   cmd->add_option("--permutations", o->permutations, "random permutations to evaluate (default 4)");
   cmd->add_option("--seed", o->seed, "seed of the random permutations");
