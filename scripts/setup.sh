@@ -10,6 +10,7 @@ PACKAGES=(
   libyaml-cpp-dev libspdlog-dev libboost-dev nlohmann-json3-dev libcli11-dev
   libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
   wrk curl sqlite3 jq python3
+  chromium chromium-driver python3-selenium
   dpkg-dev help2man lintian man-db systemd
   slurmctld slurm-client
 )
