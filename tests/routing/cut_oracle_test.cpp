@@ -347,3 +347,38 @@ TEST(CutOracle, AgreesWithVerifierAndCongestionAnalyzer) {
 
 }  // namespace
 }  // namespace railyard::routing::test
+
+namespace railyard::routing::test {
+namespace {
+
+// all_to_all_link_loads on the two-by-two tree, worked out by hand: healthy,
+// each of A0, A1 sends to B0 over S0 and to B1 over S1 (and back), so every
+// switch link carries 2 flows each way; with L0-S1 down everything crosses
+// S0: 4 each way on L0-S0 and L1-S0, nothing on the S1 links.
+TEST(CutOracle, AllToAllLinkLoadsPerDirection) {
+  auto load = [](const Fabric& f, const std::vector<LinkLoad>& loads, const char* from, uint8_t port) {
+    const PortId p = f.port_id(f.find_name(from), PortNum{port});
+    const LinkLoad& l = loads[f.port(p).link.value()];
+    const bool is_a = f.link(f.port(p).link).a == p;
+    return std::pair{is_a ? l.a_to_b : l.b_to_a, is_a ? l.b_to_a : l.a_to_b};  // {out of `from`, into it}
+  };
+  using P = std::pair<uint64_t, uint64_t>;
+  Fabric f = two_by_two();
+  std::vector<LinkLoad> healthy = all_to_all_link_loads(f, healthy_tables());
+  ASSERT_EQ(healthy.size(), f.num_links());
+  for (const char* leaf : {"L0", "L1"}) {
+    EXPECT_EQ(load(f, healthy, leaf, 3), P(2, 2)) << leaf;
+    EXPECT_EQ(load(f, healthy, leaf, 4), P(2, 2)) << leaf;
+    EXPECT_EQ(load(f, healthy, leaf, 1), P(0, 0)) << leaf << ": CA links are not counted";
+  }
+  Fabric down = two_by_two(true);
+  std::vector<LinkLoad> rerouted = all_to_all_link_loads(down, rerouted_tables());
+  EXPECT_EQ(load(down, rerouted, "L0", 3), P(4, 4));
+  EXPECT_EQ(load(down, rerouted, "L1", 3), P(4, 4));
+  EXPECT_EQ(load(down, rerouted, "L0", 4), P(0, 0));
+  EXPECT_EQ(load(down, rerouted, "L1", 4), P(0, 0));
+  EXPECT_EQ(rerouted[down.port(down.port_id(down.find_name("L0"), PortNum{3})).link.value()].max(), 4u);
+}
+
+}  // namespace
+}  // namespace railyard::routing::test
