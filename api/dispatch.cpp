@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "api/api.h"
+#include "api/event_stream.h"
 #include "api/openapi.h"
 #include "api/rail_events.h"
 #include "api/render.h"
@@ -216,6 +217,14 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
         auto v = need_view(c_);
         return json_response(200, render_fabric_summary(*v, *c_.links(), c_.store().active_drains().size()));
       });
+    case EndpointId::kEventStream: {
+      const int64_t since = query_int(req, "since", -1, 0, INT64_MAX);
+      HttpResponse r;
+      r.content_type = "text/event-stream";
+      r.body = ": railyard events; one 'event' per recorded event\n\n";
+      r.events = open_event_stream(*this, since < 0 ? c_.store().last_event_id() : since);
+      return r;
+    }
     case EndpointId::kWhoami: return json_response(200, {{"name", actor.name}, {"role", ctl::to_string(actor.role)}});
     case EndpointId::kGrid: {
       bool loads = false;

@@ -23,6 +23,7 @@ constexpr QueryParam kJobsQuery[] = {{"all", "true: also refused and deleted job
 constexpr QueryParam kSlurmQuery[] = {
     {"format", "conf (default): topology.conf for topology/tree; yaml: Slurm 25.05 topology.yaml (tree and block)"}};
 constexpr QueryParam kRailEventsQuery[] = {{"host", "only these hosts (comma-separated names)"}};
+constexpr QueryParam kEventStreamQuery[] = {{"since", "send events with id > since (default: only new ones)"}};
 constexpr QueryParam kGridQuery[] = {
     {"loads", "predicted: each switch link's all-to-all flows (the verifier's edge forwarding index)"}};
 constexpr QueryParam kArQuery[] = {{"lid", "only this destination LID"}};
@@ -53,6 +54,8 @@ constexpr Endpoint kEndpoints[] = {
     {EndpointId::kRoute, "GET", "/api/v1/routes/{src}/{dst}", Role::kViewer, false,
      "Hop-by-hop path from src to dst (node name, GUID or LID)", kRouteQuery, ""},
     {EndpointId::kEvents, "GET", "/api/v1/events", Role::kViewer, false, "Recorded events", kEventsQuery, ""},
+    {EndpointId::kEventStream, "GET", "/api/v1/events/stream", Role::kViewer, false,
+     "Server-sent events (text/event-stream): each recorded event as it is recorded", kEventStreamQuery, ""},
     {EndpointId::kSlurm, "GET", "/api/v1/topology/slurm", Role::kViewer, false,
      "Slurm topology.conf or topology.yaml (text/plain): blocks of hosts sharing their rail leaves, pods, the fabric; "
      "hosts with a broken rail listed for exclusion",

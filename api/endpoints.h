@@ -16,7 +16,7 @@ namespace railyard::api {
 enum class EndpointId {
   kIndex, kOpenApi, kHealth, kFabric, kSwitches, kHosts, kLinks, kRoute, kEvents, kSlurm, kMetrics,
   kDrainsList, kDrainCreate, kDrainDelete, kReroute, kReroutesList, kRerouteGet, kLinkEvent,
-  kAr, kArSummary, kJobsList, kJobCreate, kJobGet, kJobDelete, kKubernetes, kHostRails, kRailEvents, kWhoami, kGrid,
+  kAr, kArSummary, kJobsList, kJobCreate, kJobGet, kJobDelete, kKubernetes, kHostRails, kRailEvents, kWhoami, kGrid, kEventStream,
 };
 
 struct QueryParam {

@@ -22,6 +22,8 @@
     endpoints: new Set(),
     measured: null,
     selection: null,
+    streaming: false,     // the event stream is open
+    eventsPending: false, // the stream brought events since the last tick
   };
 
   // ---- HTTP -------------------------------------------------------------
@@ -206,7 +208,57 @@
     $("events").tBodies[0].replaceChildren(...rows);
   }
 
+  // The live log: GET /api/v1/events/stream (server-sent events, read with
+  // fetch so the token goes in a header; EventSource cannot send one). While
+  // it runs, polling leaves events to it; when it ends the page polls and
+  // reconnects after 2 s.
+  async function streamEvents() {
+    if (!state.endpoints.has("GET /api/v1/events/stream")) return;
+    try {
+      const r = await fetch(`/api/v1/events/stream?since=${state.lastEvent}`,
+                            { headers: { Authorization: "Bearer " + state.token, Accept: "text/event-stream" } });
+      if (r.ok) {
+        state.streaming = true;
+        $("live").textContent = "live (stream)";
+        const reader = r.body.getReader(), decoder = new TextDecoder();
+        let buf = "";
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buf += decoder.decode(value, { stream: true });
+          let end;
+          while ((end = buf.indexOf("\n\n")) >= 0) {
+            const block = buf.slice(0, end);
+            buf = buf.slice(end + 2);
+            const data = block.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
+            if (data) onStreamEvent(JSON.parse(data));
+          }
+        }
+      }
+    } catch (e) {
+      // fall back to polling below
+    }
+    state.streaming = false;
+    $("live").textContent = "live (polling)";
+    setTimeout(streamEvents, 2000);
+  }
+
+  function onStreamEvent(e) {
+    if (e.id <= state.lastEvent) return;
+    state.events.push(e);
+    state.events = state.events.slice(-MAX_EVENTS);
+    state.lastEvent = e.id;
+    renderEvents();
+    state.eventsPending = true;
+    tick();
+  }
+
   async function pollEvents() {
+    if (state.streaming) {
+      const pending = state.eventsPending;
+      state.eventsPending = false;
+      return pending;
+    }
     if (state.lastEvent === 0) {
       const head = await get("/api/v1/events?limit=1");
       if (!head.ok) return false;
@@ -442,6 +494,7 @@
     if (!(await signIn())) return;
     state.summaryKey = "";
     await tick();
+    if (!state.streaming) streamEvents();
   }
   // A token in the address (#token=...) signs in at once (bookmarks, tests);
   // it is moved to sessionStorage and removed from the address.

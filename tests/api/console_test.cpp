@@ -2,6 +2,8 @@
 // CSP), GET /api/v1/whoami and the picture GET /api/v1/grid (counts, link
 // states after a drain and a link event, predicted loads), over real HTTP.
 // The page itself runs in Chromium in tests/integration/console_browser_test.sh.
+#include <thread>
+
 #include "console/assets.h"
 #include "tests/api/daemon.h"
 
@@ -43,6 +45,30 @@ TEST_F(ApiTest, WhoamiNamesTheCallersRole) {
   EXPECT_EQ(d.get("/api/v1/whoami", kViewer).doc(), json({{"name", "dash"}, {"role", "viewer"}}));
   EXPECT_EQ(d.get("/api/v1/whoami", "").status, 401);
   EXPECT_EQ(d.get("/api/v1/whoami", "not-a-token-0123456789").status, 401);
+}
+
+TEST_F(ApiTest, EventStreamSendsEventsAsTheyAreRecorded) {
+  Daemon d(dir_);
+  EXPECT_EQ(d.get("/api/v1/events/stream", "").status, 401);
+  std::string seen;
+  std::thread reader([&] {
+    seen = d.raw(std::string("GET /api/v1/events/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ") + kViewer +
+                     "\r\n\r\n",
+                 std::chrono::milliseconds(2000));
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const Reply down = d.post("/api/v1/events/link", R"({"id": "m-1", "node": "leaf g001 r1", "port": 10, "state": "down"})");
+  reader.join();
+  ASSERT_EQ(down.status, 201) << down.body;
+  const int64_t id = down.doc()["event"]["id"];
+  EXPECT_NE(seen.find("Content-Type: text/event-stream"), std::string::npos) << seen;
+  EXPECT_NE(seen.find("event: event\nid: " + std::to_string(id) + "\ndata: {"), std::string::npos) << seen;
+  EXPECT_NE(seen.find("\"type\":\"link_down\""), std::string::npos) << seen;
+  // ?since=0 replays what was recorded before.
+  const std::string replay = d.raw(std::string("GET /api/v1/events/stream?since=0 HTTP/1.1\r\nHost: x\r\n"
+                                               "Authorization: Bearer ") + kViewer + "\r\n\r\n",
+                                   std::chrono::milliseconds(800));
+  EXPECT_NE(replay.find("id: " + std::to_string(id) + "\n"), std::string::npos) << replay;
 }
 
 TEST_F(ApiTest, GridIsTheFabricAggregatedPerLeaf) {

@@ -137,6 +137,8 @@ try:
          "the grid (operator)")
     wait(lambda: text("n-switches") not in ("", "–"), "the fabric summary")
     check("operator" in text("role"), "the operator token is recognised")
+    wait(lambda: driver.execute_script("return railyardConsole.state.streaming"), "the event stream (SSE) open")
+    check("stream" in text("live"), "the event log follows GET /api/v1/events/stream")
     shown = {k: int(text("n-" + k)) for k in ("switches", "cas", "hosts", "rails", "links-up", "links-down",
                                                "links-drained")}
     drawn = int(driver.find_element(By.ID, "legend").get_attribute("data-links"))
