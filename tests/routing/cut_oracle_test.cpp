@@ -32,7 +32,10 @@ Fabric two_by_two(bool l0_s1_down = false) {
   NodeId s0 = b.add_node(NodeType::kSwitch, 2, Guid{0x13}, Guid{0x13}, "S0");
   NodeId s1 = b.add_node(NodeType::kSwitch, 2, Guid{0x14}, Guid{0x14}, "S1");
   uint16_t lid = 1;
-  for (NodeId s : {l0, l1, s0, s1}) EXPECT_TRUE(b.set_port(s, PortNum{0}, Guid{0x100u + lid}, Lid{lid++}).ok());
+  for (NodeId s : {l0, l1, s0, s1}) {
+    const uint16_t l = lid++;  // one read: the arguments' order of evaluation is unspecified
+    EXPECT_TRUE(b.set_port(s, PortNum{0}, Guid{0x100u + l}, Lid{l}).ok());
+  }
   EXPECT_TRUE(b.connect(l0, PortNum{3}, s0, PortNum{1}).ok());
   EXPECT_TRUE(b.connect(l0, PortNum{4}, s1, PortNum{1}, LinkWidth::kUnknown, LinkSpeed::kUnknown,
                         l0_s1_down ? PortState::kDown : PortState::kActive)
