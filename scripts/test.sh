@@ -4,13 +4,14 @@
 # and the integration tests (real OpenSM + ibsim + infiniband-diags) in the
 # release build (with the Debian package built from it and checked by lintian
 # first: the package tests install it into a throwaway root); then fuzz every
-# libFuzzer target for a bounded time (fuzz flavour, clang) and run the
-# controller and API tests under ThreadSanitizer (tsan flavour). Exits non-zero
-# if any step fails; prints a summary either way.
+# libFuzzer target for a bounded time (built in the asan flavour, clang, from
+# the unit tests' objects) and run the controller and API tests under
+# ThreadSanitizer (tsan flavour). Exits non-zero if any step fails; prints a
+# summary either way.
 #   sudo bash scripts/test.sh
 # Environment: RAILYARD_TEST_FILTER=REGEX passes -R REGEX to the ctest runs.
 #   RAILYARD_FUZZ_SECONDS=N fuzzes each target N seconds (default 15; 0 skips
-#   the fuzz build and step). RAILYARD_JOBS: build jobs and fuzzers at once
+#   the fuzzers' links and the fuzz step). RAILYARD_JOBS: build jobs and fuzzers at once
 #   (default: the number of CPUs).
 # A unit test gets 300 s (under ASan or TSan), an integration test 900 s: a
 # guard against hangs, far above what any test needs.
@@ -52,17 +53,17 @@ filter=()
 fuzz_seconds=${RAILYARD_FUZZ_SECONDS:-15}
 njobs=${RAILYARD_JOBS:-$(nproc)}
 
-# fuzz SECONDS: every libFuzzer target of build/fuzz (its fuzzers.txt) for
+# fuzz SECONDS: every libFuzzer target of build/asan (its fuzzers.txt) for
 # SECONDS, $njobs at a time, each over a scratch copy of its corpus (new inputs
 # never land in the source tree). A fuzzer's output goes to a log, printed only
-# when it fails; a crash's reproducer is kept in build/fuzz/artifacts/.
+# when it fails; a crash's reproducer is kept in build/asan/fuzz-artifacts/.
 fuzz() {
-  local seconds=$1 list=build/fuzz/tests/fuzz/fuzzers.txt work name corpus rc failed=0 f
+  local seconds=$1 list=build/asan/tests/fuzz/fuzzers.txt work name corpus rc failed=0 f
   local -a all=() opts
-  [[ -s $list ]] || { echo "fuzz: $list is missing (build the fuzz flavour)"; return 1; }
+  [[ -s $list ]] || { echo "fuzz: $list is missing (build.sh asan fuzzers)"; return 1; }
   # On tmpfs when there is one: the harnesses' SQLite stores sync every write.
   work=$(mktemp -d /dev/shm/railyard-fuzz.XXXXXX 2>/dev/null || mktemp -d)
-  mkdir -p build/fuzz/artifacts
+  mkdir -p build/asan/fuzz-artifacts
   while read -r name corpus; do
     [[ -n $name ]] || continue
     all+=("$name")
@@ -77,7 +78,7 @@ fuzz() {
     (
       cd "$work/$name" || exit 1
       RAILYARD_FUZZ_SCRATCH=$work/$name/scratch timeout $((seconds + 300)) \
-        "$root/build/fuzz/tests/fuzz/$name" "${opts[@]}" corpus >log 2>&1
+        "$root/build/asan/tests/fuzz/$name" "${opts[@]}" corpus >log 2>&1
       echo $? >rc
     ) &
   done <"$list"
@@ -99,10 +100,10 @@ fuzz() {
     fi
     for f in "$work/$name"/crash-* "$work/$name"/leak-* "$work/$name"/timeout-* "$work/$name"/oom-*; do
       [[ -f $f ]] || continue
-      cp "$f" "build/fuzz/artifacts/$name-${f##*/}"
-      echo "  reproducer: build/fuzz/artifacts/$name-${f##*/} ($(wc -c <"$f") bytes; base64 of its first 2 KiB below)"
+      cp "$f" "build/asan/fuzz-artifacts/$name-${f##*/}"
+      echo "  reproducer: build/asan/fuzz-artifacts/$name-${f##*/} ($(wc -c <"$f") bytes; base64 of its first 2 KiB below)"
       head -c 2048 "$f" | base64 -w 100 | sed 's/^/    /'
-      echo "  replay it: build/asan/tests/fuzz/${name}_replay build/fuzz/artifacts/$name-${f##*/}"
+      echo "  replay it: build/asan/tests/fuzz/${name}_replay build/asan/fuzz-artifacts/$name-${f##*/}"
       echo "  keep it as a regression: cp it into $(awk -v n="$name" '$1 == n {print $2}' "$list")/"
     done
   done
@@ -141,10 +142,14 @@ tsan_tests() {
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
-# Each build compiles only what its tests run: the unit test binaries under
-# ASan, the tools and the plugin (no benchmarks, no unit tests) in release.
+# Each build compiles only what its tests run: the unit test binaries and the
+# libFuzzer targets under ASan (one clang tree: the fuzzers link the unit tests'
+# library objects), the tools and the plugin (no benchmarks, no unit tests) in
+# release.
+asan_targets=(unit_tests)
+((fuzz_seconds > 0)) && asan_targets+=(fuzzers)
 if step "setup" bash scripts/setup.sh &&
-   step "build asan" bash scripts/build.sh asan unit_tests &&
+   step "build asan" bash scripts/build.sh asan "${asan_targets[@]}" &&
    step "build release" env RAILYARD_BENCH=OFF bash scripts/build.sh release integration_deps; then
   step "unit tests (asan)" ctest --test-dir build/asan -L unit --output-on-failure -j2 \
     --timeout 300 "${filter[@]}"
@@ -153,13 +158,12 @@ if step "setup" bash scripts/setup.sh &&
   step "package (deb, lintian)" bash scripts/package.sh build/release
   step "integration tests (release)" ctest --test-dir build/release -L integration \
     --output-on-failure --timeout 900 "${filter[@]}"
-fi
-# Each needs only its own tree (and setup): fuzz builds the fuzzers and the
-# libraries they instrument; tsan only the two test binaries.
-if [[ ${results[0]:-} == ok ]]; then
-  if ((fuzz_seconds > 0)) && step "build fuzz (clang)" bash scripts/build.sh fuzz fuzzers; then
+  if ((fuzz_seconds > 0)); then
     step "fuzz (${fuzz_seconds} s per target)" fuzz "$fuzz_seconds"
   fi
+fi
+# tsan needs only its own tree (and setup): the two test binaries.
+if [[ ${results[0]:-} == ok ]]; then
   if step "build tsan" bash scripts/build.sh tsan controller_tests api_tests; then
     step "controller+api tests (tsan)" tsan_tests
   fi
