@@ -202,6 +202,7 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
       if (!h.database_writable) reasons.push_back("the database cannot be written: " + h.database_error);
       if (!h.policy_file_writable) reasons.push_back("the policy file cannot be written: " + h.policy_file_error);
       if (live && !c_.plugin_connected()) reasons.push_back("the OpenSM plugin is not connected");
+      for (const std::string& r : h.plugin_reasons) reasons.push_back(r);
       const bool ok = reasons.empty();
       json body = {{"status", ok ? "ok" : "degraded"},
                    {"fabric", v ? json{{"version", v->version}, {"origin", v->origin}} : json(nullptr)},
@@ -209,7 +210,10 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
                    {"database", h.database_writable ? "ok" : "failing"},
                    {"policy_file", h.policy_file_writable ? "ok" : "failing"}};
       if (!ok) body["reasons"] = reasons;
-      if (live) body["plugin"] = c_.plugin_connected() ? "connected" : "disconnected";
+      if (live) {
+        body["plugin"] = c_.plugin_connected() ? "connected" : "disconnected";
+        body["plugin_status"] = h.plugin;
+      }
       return json_response(ok ? 200 : 503, body);
     }
     case EndpointId::kFabric:

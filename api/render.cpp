@@ -338,6 +338,15 @@ std::string render_metrics(const ctl::Controller& c, const HttpStats& http, cons
   line("railyard_plugin_events_dropped_total", double(k.plugin_events_dropped));
   metric("railyard_plugin_connected", "gauge", "1 when the OpenSM plugin is connected.");
   line("railyard_plugin_connected", c.plugin_connected() ? 1 : 0);
+  metric("railyard_routing_divergence_checks_total", "counter",
+         "Plugin routing passes and pushes whose digests were compared with railyardd's route.");
+  line("railyard_routing_divergence_checks_total", double(k.divergence_checks));
+  metric("railyard_routing_divergences_total", "counter",
+         "Plugin routing passes and pushes whose policy or LFT digests differed from railyardd's route.");
+  line("railyard_routing_divergences_total", double(k.divergences));
+  metric("railyard_plugin_fabric_resyncs_total", "counter",
+         "Times the plugin was asked for the whole fabric again (its changes did not apply).");
+  line("railyard_plugin_fabric_resyncs_total", double(k.fabric_resyncs));
   metric("railyard_lft_block_changes_total", "counter", "LFT blocks OpenSM pushed (plugin lft_change events).");
   line("railyard_lft_block_changes_total", double(k.lft_changes));
   if (v) {

@@ -108,7 +108,11 @@ bool Controller::plugin_connected() const {
 
 Counters Controller::counters() const {
   std::lock_guard lock(mu_);
-  return counters_;
+  Counters c = counters_;
+  c.divergence_checks = watch_.divergence().checks();
+  c.divergences = watch_.divergence().divergences();
+  c.fabric_resyncs = watch_.fabric().resyncs();
+  return c;
 }
 
 std::vector<std::string> Controller::down_links() const { return down_links(store_->current_link_states()); }
@@ -220,6 +224,8 @@ DrainImpact Controller::what_if(const FabricView& current, const policies::Polic
 
 void Controller::set_view(std::shared_ptr<const FabricView> view) {
   view_ = std::move(view);
+  // Live: the divergence check compares the plugin's digests with this view.
+  if (view_ && config_.fabric_source == FabricSource::kLive) watch_.on_view(*view_, unix_now());
   ++generation_;
   sharp_follow_view();
 }
@@ -231,6 +237,10 @@ Health Controller::health() const {
   if (!h.database_writable) h.database_error = store_->write_error();
   h.policy_file_writable = policy_file_ok_;
   h.policy_file_error = policy_file_error_;
+  if (config_.fabric_source == FabricSource::kLive) {
+    h.plugin_reasons = watch_.health_reasons();
+    h.plugin = watch_.status();
+  }
   return h;
 }
 

@@ -33,6 +33,7 @@
 #include "controller/config.h"
 #include "controller/fabric_view.h"
 #include "controller/failure.h"
+#include "controller/plugin_watch.h"
 #include "controller/states.h"
 #include "controller/store.h"
 #include "protocol/plugin_events.h"
@@ -80,6 +81,10 @@ struct Health {
   std::string database_error;
   bool policy_file_writable = true;
   std::string policy_file_error;
+  // Live: what is wrong on the plugin's side (a divergence, its policy file
+  // not loading), and its status (plugin_watch.h).
+  std::vector<std::string> plugin_reasons;
+  nlohmann::json plugin;
 };
 
 struct DrainRequest {
@@ -160,6 +165,9 @@ struct Counters {
   uint64_t reroutes_coalesced = 0;       // changes whose reroute waited for the rate limit
   uint64_t audits_suppressed = 0;        // refused requests beyond limits.refused_audits_per_minute
   uint64_t audits_failed = 0;            // refused requests whose record could not be written
+  uint64_t divergence_checks = 0;        // plugin digests compared with railyardd's views
+  uint64_t divergences = 0;              // ... that differed (routing_divergence events)
+  uint64_t fabric_resyncs = 0;           // times the plugin was asked for the whole fabric again
   std::vector<double> reroute_latency_ms;  // the last 1,000 applied
 };
 
@@ -286,6 +294,8 @@ class Controller {
   void take_plugin_event(const protocol::EventBody& body, const std::string& type, nlohmann::json& line,
                          double time);
   void handle_fabric_snapshot(const protocol::FabricEvent& snapshot);
+  // Carries out what the plugin watch decided (mu_ held).
+  void carry_out(PluginWatch::Effects effects, uint64_t pass);
   void note_link_changes(const FabricView* before, const FabricView& after);
   std::string next_request_id();
 
@@ -312,6 +322,7 @@ class Controller {
   Counters counters_;
   uint64_t request_counter_ = 0;
   uint64_t lft_changes_in_pass_ = 0;
+  PluginWatch watch_;  // the plugin's identity, fabric copy and the divergence check
 
   std::atomic<uint64_t> generation_{1};  // bumped by every change links() depends on
   mutable std::mutex links_mu_;

@@ -101,6 +101,7 @@ void Controller::on_plugin_connection(bool connected) {
   // Sequence numbers are followed per connection: the next one starts with
   // its hello (maybe from another plugin process, numbering from 1 again).
   last_plugin_seq_ = 0;
+  watch_.on_connection(connected);
   if (connected) ++counters_.plugin_connects;
   if (!connected) {
     // Requests sent to a plugin that went away will not be answered by it.
@@ -160,11 +161,19 @@ void Controller::on_plugin_line(const std::string& line) {
 
 void Controller::take_plugin_event(const protocol::EventBody& body, const std::string& type, json& line,
                                    double time) {
+  const double now = unix_now();
   if (const auto* fabric = std::get_if<protocol::FabricEvent>(&body)) {
+    // An older plugin's whole fabric as topology text.
+    watch_.on_fabric_text(fabric->fabric);
     handle_fabric_snapshot(*fabric);
     return;
   }
+  if (const auto* changes = std::get_if<protocol::FabricChangesEvent>(&body)) {
+    carry_out(watch_.on_fabric_changes(*changes, now), changes->pass);
+    return;
+  }
   ++counters_.plugin_events;
+  if (const auto* hello = std::get_if<protocol::HelloEvent>(&body)) carry_out(watch_.on_hello(*hello), 0);
   if (std::holds_alternative<protocol::LftChangeEvent>(body)) {
     ++counters_.lft_changes;
     ++lft_changes_in_pass_;
@@ -174,25 +183,33 @@ void Controller::take_plugin_event(const protocol::EventBody& body, const std::s
     lft_changes_in_pass_ = 0;
     if (!pass->ok) {
       for (const std::string& id : pass->requests) {
-        finish_request(id, false, "railyard's routing pass was refused: " + pass->reason, unix_now());
+        finish_request(id, false, "railyard's routing pass was refused: " + pass->reason, now);
       }
     }
+    carry_out(watch_.on_routing_pass(*pass, now), pass->pass);
+    // The per-switch digests are compared, not stored (1,280 at 16k CAs).
+    if (line.contains("digests") && line["digests"].is_object()) line["digests"].erase("switches");
   }
   if (const auto* done = std::get_if<protocol::UcastRoutingDoneEvent>(&body)) {
     // The plugin's fast path counts the blocks it pushed itself (their
     // acknowledgements are not sent one by one as lft_change).
     const bool pushed = done->blocks_changed >= 0;
     const uint64_t blocks = pushed ? static_cast<uint64_t>(done->blocks_changed) : lft_changes_in_pass_;
-    for (const std::string& id : done->requests) {
-      finish_request(id, done->engine_ok,
-                     done->engine_ok ? "LFTs in place (" + std::to_string(blocks) + " blocks changed" +
-                                           (pushed ? ", pushed by the plugin)" : ")")
-                                     : "OpenSM routed with a fallback engine",
-                     unix_now());
-    }
+    // Applied only when the tables the plugin wrote are railyardd's route.
+    carry_out(watch_.on_routing_done(*done, blocks, now), 0);
     line["lft_blocks_changed"] = blocks;
   }
   if (stored(body)) record_event(Reporter::kPlugin, type, line, time);
+}
+
+void Controller::carry_out(PluginWatch::Effects fx, uint64_t pass) {
+  // mu_ held.
+  for (auto& [type, body] : fx.events) record_event(Reporter::kController, type, body);
+  for (const PluginWatch::Verdict& v : fx.finished) finish_request(v.id, v.applied, v.detail, unix_now());
+  for (const std::string& line : fx.commands) {
+    if (sender_) (void)sender_(line);
+  }
+  if (fx.fabric) handle_fabric_snapshot(protocol::FabricEvent{pass, std::move(fx.fabric)});
 }
 
 void Controller::handle_fabric_snapshot(const protocol::FabricEvent& snapshot) {

@@ -7,12 +7,18 @@ namespace railyard::protocol {
 using nlohmann::json;
 
 std::string_view to_string(CommandKind kind) {
-  return kind == CommandKind::kReroute ? "reroute" : "policy_changed";
+  switch (kind) {
+    case CommandKind::kReroute: return "reroute";
+    case CommandKind::kPolicyChanged: return "policy_changed";
+    case CommandKind::kSendFabric: return "send_fabric";
+  }
+  return "reroute";
 }
 
 std::optional<CommandKind> parse_command_kind(std::string_view type) {
   if (type == "reroute") return CommandKind::kReroute;
   if (type == "policy_changed") return CommandKind::kPolicyChanged;
+  if (type == "send_fabric") return CommandKind::kSendFabric;
   return std::nullopt;
 }
 

@@ -2,6 +2,9 @@
 // field, with the same omissions read back as the same defaults.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <optional>
+
 #include "protocol/event_codec.h"
 #include "protocol/event_names.h"
 #include "protocol/field_reader.h"
@@ -15,6 +18,26 @@ using nlohmann::json;
 
 CounterPort read_port(const FieldReader& r) {
   return CounterPort{r.guid("node_guid"), r.uint<uint8_t>("port"), r.string("node_name")};
+}
+
+// `digests` (since the divergence check): absent in older plugins' lines.
+std::optional<Digests> read_digests(const FieldReader& r, bool per_switch) {
+  if (!r.has("digests")) return std::nullopt;
+  const FieldReader d = r.object("digests");
+  Digests out;
+  out.policy = d.digest("policy");
+  out.lfts = d.digest("lfts");
+  if (!per_switch) return out;
+  // {"<switch GUID>": "<digest>", ...}; sorted keys of fixed width: GUID order.
+  const FieldReader switches = d.object("switches");
+  for (const std::string& key : switches.keys()) {
+    const std::optional<uint64_t> guid = parse_hex64(key);
+    if (!guid) throw switches.bad_value(key, "is not a switch GUID (\"0x\" and 1..16 hex digits)");
+    out.switches.push_back({Guid{*guid}, switches.digest(key)});
+  }
+  std::sort(out.switches.begin(), out.switches.end(),
+            [](const routing::SwitchDigest& a, const routing::SwitchDigest& b) { return a.guid < b.guid; });
+  return out;
 }
 
 TrapEvent read_trap(const FieldReader& r) {
@@ -49,6 +72,7 @@ UcastRoutingDoneEvent read_routing_done(const FieldReader& r) {
     e.blocks_changed = r.sint<int64_t>("blocks_changed");
     if (e.blocks_changed < 0) throw r.bad_value("blocks_changed", "must not be negative");
   }
+  e.digests = read_digests(r, false);
   return e;
 }
 
@@ -83,6 +107,7 @@ FastPathEvent read_fast_path(const FieldReader& r) {
   e.order_ms = stage.number("order");
   e.push_ms = stage.number("push");
   e.total_ms = r.number("total_ms");
+  e.digests = read_digests(r, false);
   return e;
 }
 
@@ -124,6 +149,7 @@ RoutingPassEvent read_routing_pass(const FieldReader& r) {
   if (r.has("policy")) e.policy = r.string("policy");
   if (r.has("policy_error")) e.policy_error = r.string("policy_error");
   e.requests = r.strings("requests");
+  e.digests = read_digests(r, true);
   return e;
 }
 
@@ -135,6 +161,69 @@ FabricEvent read_fabric(const FieldReader& r) {
       routing::read_topology(text, "plugin snapshot (pass " + std::to_string(e.pass) + ")");
   if (!fabric) throw r.bad_value("topology", "does not read: " + fabric.error().message);
   e.fabric = std::make_shared<const routing::Fabric>(std::move(*fabric));
+  return e;
+}
+
+FabricChangesEvent read_fabric_changes(const FieldReader& r) {
+  FabricChangesEvent e;
+  e.pass = r.uint<uint64_t>("pass");
+  e.full = r.boolean("full");
+  e.base = r.digest("base");
+  e.fingerprint = r.digest("fingerprint");
+  const std::vector<std::string> removed = r.strings("nodes_removed");
+  for (size_t i = 0; i < removed.size(); ++i) {
+    const std::optional<uint64_t> g = parse_hex64(removed[i]);
+    if (!g) throw r.bad_value("nodes_removed[" + std::to_string(i) + "]", "must be a GUID (\"0x\" and 1..16 hex digits)");
+    e.changes.nodes_removed.push_back(Guid{*g});
+  }
+  for (const FieldReader& n : r.objects("nodes")) {
+    routing::NodeRecord node;
+    node.guid = Guid{n.guid("guid")};
+    const std::optional<routing::NodeType> type = parse_node_type(n.string("type"));
+    if (!type) throw n.bad_value("type", "must be Switch, Ca or Rt");
+    node.type = *type;
+    node.num_ports = n.uint<uint8_t>("ports");
+    node.system_guid = Guid{n.guid("system_guid")};
+    node.desc = n.string("desc");
+    node.name = n.string("name");
+    const std::string states = n.string("states");
+    if (states.size() != node.num_ports + 1u) {
+      throw n.bad_value("states", "must have one character per port 0.." + std::to_string(node.num_ports));
+    }
+    for (size_t p = 0; p < states.size(); ++p) {
+      const std::optional<routing::PortState> state = parse_port_state_char(states[p]);
+      if (!state) throw n.bad_value("states", "must be made of ?, D, I, R and A");
+      node.ports.push_back(routing::PortRecord{static_cast<uint8_t>(p), Guid{}, Lid{}, 0, *state});
+    }
+    for (const FieldReader& a : n.objects("addresses")) {
+      const uint8_t port = a.uint<uint8_t>("port");
+      if (port > node.num_ports) throw a.bad_value("port", "is beyond the node's " + std::to_string(node.num_ports) + " ports");
+      routing::PortRecord& rec = node.ports[port];
+      rec.guid = Guid{a.guid("guid")};
+      rec.lid = Lid{a.uint<uint16_t>("lid")};
+      rec.lmc = a.uint<uint8_t>("lmc");
+      if (rec.lmc > 7) throw a.bad_value("lmc", "must be 0..7");
+    }
+    e.changes.nodes.push_back(std::move(node));
+  }
+  for (const FieldReader& l : r.objects("links_removed")) {
+    e.changes.links_removed.push_back(routing::LinkEnd{Guid{l.guid("node")}, l.uint<uint8_t>("port")});
+  }
+  for (const FieldReader& l : r.objects("links")) {
+    routing::LinkRecord link;
+    link.a = routing::LinkEnd{Guid{l.guid("a")}, l.uint<uint8_t>("a_port")};
+    link.b = routing::LinkEnd{Guid{l.guid("b")}, l.uint<uint8_t>("b_port")};
+    const std::optional<routing::LinkWidth> width = parse_link_width(l.string("width"));
+    if (!width) throw l.bad_value("width", "must be 1x, 2x, 4x, 8x, 12x or empty");
+    const std::optional<routing::LinkSpeed> speed = parse_link_speed(l.string("speed"));
+    if (!speed) throw l.bad_value("speed", "must be SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR, XDR or empty");
+    const std::optional<routing::PortState> state = parse_port_state(l.string("state"));
+    if (!state) throw l.bad_value("state", "must be unknown, down, init, armed or active");
+    link.width = *width;
+    link.speed = *speed;
+    link.state = *state;
+    e.changes.links.push_back(link);
+  }
   return e;
 }
 
@@ -211,6 +300,7 @@ constexpr std::pair<std::string_view, BodyReader> kReaders[] = {
     {"ack", as_body<read_ack>},
     {"hello", as_body<read_hello>},
     {"fast_path", as_body<read_fast_path>},
+    {"fabric_changes", as_body<read_fabric_changes>},
 };
 
 }  // namespace

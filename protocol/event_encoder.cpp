@@ -38,6 +38,17 @@ void put_port(json& j, const CounterPort& p) {
   j["node_name"] = p.node_name;
 }
 
+json digests_json(const Digests& d, bool per_switch) {
+  json j = {{"policy", routing::digest_text(d.policy)}, {"lfts", routing::digest_text(d.lfts)}};
+  if (per_switch) {
+    // Keys are fixed-width GUIDs, so the sorted object is in GUID order.
+    json switches = json::object();
+    for (const routing::SwitchDigest& s : d.switches) switches[guid_text(s.guid.value)] = routing::digest_text(s.lft);
+    j["switches"] = std::move(switches);
+  }
+  return j;
+}
+
 void fill(json&, const SimpleEvent&) {}
 
 void fill(json& j, const TrapEvent& e) {
@@ -60,6 +71,7 @@ void fill(json& j, const UcastRoutingDoneEvent& e) {
   j["requests"] = e.requests;
   j["engine_ok"] = e.engine_ok;
   if (e.blocks_changed >= 0) j["blocks_changed"] = e.blocks_changed;
+  if (e.digests) j["digests"] = digests_json(*e.digests, false);
 }
 
 void fill(json& j, const FastPathEvent& e) {
@@ -87,6 +99,7 @@ void fill(json& j, const FastPathEvent& e) {
   j["stage_ms"] = {{"read", ms(e.read_ms)}, {"route", ms(e.route_ms)}, {"order", ms(e.order_ms)},
                    {"push", ms(e.push_ms)}};
   j["total_ms"] = ms(e.total_ms);
+  if (e.digests) j["digests"] = digests_json(*e.digests, false);
 }
 
 void fill(json& j, const RoutingPassEvent& e) {
@@ -118,11 +131,59 @@ void fill(json& j, const RoutingPassEvent& e) {
   if (!e.policy.empty()) j["policy"] = e.policy;
   if (!e.policy_error.empty()) j["policy_error"] = e.policy_error;
   j["requests"] = e.requests;
+  if (e.digests) j["digests"] = digests_json(*e.digests, true);
 }
 
 void fill(json& j, const FabricEvent& e) {
   j["pass"] = e.pass;
   j["topology"] = e.fabric ? routing::write_topology(*e.fabric) : std::string();
+}
+
+void fill(json& j, const FabricChangesEvent& e) {
+  j["pass"] = e.pass;
+  j["full"] = e.full;
+  j["base"] = routing::digest_text(e.base);
+  j["fingerprint"] = routing::digest_text(e.fingerprint);
+  json removed = json::array();
+  for (const Guid g : e.changes.nodes_removed) removed.push_back(guid_text(g.value));
+  j["nodes_removed"] = std::move(removed);
+  json nodes = json::array();
+  for (const routing::NodeRecord& n : e.changes.nodes) {
+    json node = {{"guid", guid_text(n.guid.value)},
+                 {"type", routing::to_string(n.type)},
+                 {"ports", n.num_ports},
+                 {"system_guid", guid_text(n.system_guid.value)},
+                 {"desc", n.desc},
+                 {"name", n.name}};
+    std::string states;
+    json addresses = json::array();
+    for (const routing::PortRecord& p : n.ports) {
+      states += port_state_char(p.state);
+      if (p.guid.valid() || p.lid.value || p.lmc) {
+        addresses.push_back({{"port", p.num}, {"guid", guid_text(p.guid.value)}, {"lid", p.lid.value}, {"lmc", p.lmc}});
+      }
+    }
+    node["states"] = std::move(states);
+    node["addresses"] = std::move(addresses);
+    nodes.push_back(std::move(node));
+  }
+  j["nodes"] = std::move(nodes);
+  json links_removed = json::array();
+  for (const routing::LinkEnd& end : e.changes.links_removed) {
+    links_removed.push_back({{"node", guid_text(end.node.value)}, {"port", end.port}});
+  }
+  j["links_removed"] = std::move(links_removed);
+  json links = json::array();
+  for (const routing::LinkRecord& l : e.changes.links) {
+    links.push_back({{"a", guid_text(l.a.node.value)},
+                     {"a_port", l.a.port},
+                     {"b", guid_text(l.b.node.value)},
+                     {"b_port", l.b.port},
+                     {"width", routing::to_string(l.width)},
+                     {"speed", routing::to_string(l.speed)},
+                     {"state", routing::to_string(l.state)}});
+  }
+  j["links"] = std::move(links);
 }
 
 void fill(json& j, const PortCountersEvent& e) {

@@ -62,6 +62,46 @@ std::optional<RoutingReason> parse_routing_reason(std::string_view text) {
   return std::nullopt;
 }
 
+namespace {
+
+constexpr char kStateChars[] = {'?', 'D', 'I', 'R', 'A'};  // PortState order
+
+// The enum value whose to_string is `text`: every value from 0 to `last`.
+template <class E>
+std::optional<E> parse_enum(std::string_view text, E last) {
+  for (int i = 0; i <= static_cast<int>(last); ++i) {
+    if (routing::to_string(static_cast<E>(i)) == text) return static_cast<E>(i);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+char port_state_char(routing::PortState state) {
+  const auto i = static_cast<size_t>(state);
+  return i < sizeof kStateChars ? kStateChars[i] : '?';
+}
+
+std::optional<routing::PortState> parse_port_state_char(char c) {
+  for (size_t i = 0; i < sizeof kStateChars; ++i) {
+    if (kStateChars[i] == c) return static_cast<routing::PortState>(i);
+  }
+  return std::nullopt;
+}
+
+std::optional<routing::NodeType> parse_node_type(std::string_view text) {
+  return parse_enum(text, routing::NodeType::kRouter);
+}
+std::optional<routing::LinkWidth> parse_link_width(std::string_view text) {
+  return parse_enum(text, routing::LinkWidth::k12x);
+}
+std::optional<routing::LinkSpeed> parse_link_speed(std::string_view text) {
+  return parse_enum(text, routing::LinkSpeed::kXdr);
+}
+std::optional<routing::PortState> parse_port_state(std::string_view text) {
+  return parse_enum(text, routing::PortState::kActive);
+}
+
 std::string_view event_type(const EventBody& body) {
   return std::visit(Overloaded{
                         [](const SimpleEvent& e) { return to_string(e.kind); },
@@ -76,6 +116,7 @@ std::string_view event_type(const EventBody& body) {
                         [](const AckEvent&) { return std::string_view("ack"); },
                         [](const HelloEvent&) { return std::string_view("hello"); },
                         [](const FastPathEvent&) { return std::string_view("fast_path"); },
+                        [](const FabricChangesEvent&) { return std::string_view("fabric_changes"); },
                     },
                     body);
 }

@@ -107,11 +107,9 @@ std::vector<std::string> FieldReader::strings(std::string_view key) const {
   return out;
 }
 
-uint64_t FieldReader::guid(std::string_view key) const {
-  const std::string text = string(key);
-  const std::string shape = "must be a GUID (\"0x\" and 1..16 hex digits)";
+std::optional<uint64_t> parse_hex64(std::string_view text) {
   if (text.size() < 3 || text.size() > 18 || text[0] != '0' || (text[1] != 'x' && text[1] != 'X')) {
-    throw bad_value(key, shape);
+    return std::nullopt;
   }
   uint64_t g = 0;
   for (size_t i = 2; i < text.size(); ++i) {
@@ -120,10 +118,28 @@ uint64_t FieldReader::guid(std::string_view key) const {
                   : c >= 'a' && c <= 'f' ? c - 'a' + 10
                   : c >= 'A' && c <= 'F' ? c - 'A' + 10
                                          : -1;
-    if (d < 0) throw bad_value(key, shape);
+    if (d < 0) return std::nullopt;
     g = g << 4 | static_cast<uint64_t>(d);
   }
   return g;
+}
+
+uint64_t FieldReader::guid(std::string_view key) const {
+  const std::optional<uint64_t> g = parse_hex64(string(key));
+  if (!g) throw bad_value(key, "must be a GUID (\"0x\" and 1..16 hex digits)");
+  return *g;
+}
+
+uint64_t FieldReader::digest(std::string_view key) const {
+  const std::optional<uint64_t> d = parse_hex64(string(key));
+  if (!d) throw bad_value(key, "must be a digest (\"0x\" and 1..16 hex digits)");
+  return *d;
+}
+
+std::vector<std::string> FieldReader::keys() const {
+  std::vector<std::string> out;
+  for (auto it = object_.begin(); it != object_.end(); ++it) out.push_back(it.key());
+  return out;
 }
 
 FieldReader FieldReader::object(std::string_view key) const {

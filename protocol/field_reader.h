@@ -26,6 +26,9 @@
 
 namespace railyard::protocol {
 
+// "0x" and 1..16 hex digits (either case), or nullopt.
+std::optional<uint64_t> parse_hex64(std::string_view text);
+
 class FieldReader {
  public:
   // `object` must outlive the reader. `type` names the message in errors;
@@ -53,6 +56,10 @@ class FieldReader {
   std::vector<std::string> strings(std::string_view key) const;
   // "0x" and 1..16 hex digits, as the plugin writes GUIDs.
   uint64_t guid(std::string_view key) const;
+  // A 64-bit digest, written like a GUID (routing/lft_digest.h: "0x" and 16 digits).
+  uint64_t digest(std::string_view key) const;
+  // The object's keys, in its order.
+  std::vector<std::string> keys() const;
   // A nested object.
   FieldReader object(std::string_view key) const;
   // An array of objects, each read by a reader whose path is "key[i]".

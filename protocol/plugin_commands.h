@@ -11,8 +11,11 @@
 
 namespace railyard::protocol {
 
-enum class CommandKind : uint8_t { kReroute, kPolicyChanged };
-// The `type` on the wire: "reroute", "policy_changed".
+// kSendFabric: the controller's copy of the fabric does not match the
+// plugin's changes (docs/plugin_protocol.md, fabric_changes): send the whole
+// fabric again. Handled by the plugin's channel itself, never acknowledged.
+enum class CommandKind : uint8_t { kReroute, kPolicyChanged, kSendFabric };
+// The `type` on the wire: "reroute", "policy_changed", "send_fabric".
 std::string_view to_string(CommandKind kind);
 std::optional<CommandKind> parse_command_kind(std::string_view type);
 

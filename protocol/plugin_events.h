@@ -16,12 +16,15 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
 
 #include "routing/fabric.h"
+#include "routing/fabric_changes.h"
+#include "routing/lft_digest.h"
 
 namespace railyard::protocol {
 
@@ -50,6 +53,18 @@ struct LftChangeEvent {
   bool operator==(const LftChangeEvent&) const = default;
 };
 
+// What a routing pass (or a fast-path push) wrote, as digests
+// (routing/lft_digest.h): the policy it planned with and the LFTs, in total
+// and per switch. `switches` only in routing_pass (ascending GUID); a
+// routing_pass or fast_path without digests (refused, an older plugin) has
+// none on the wire.
+struct Digests {
+  uint64_t policy = 0;
+  uint64_t lfts = 0;
+  std::vector<routing::SwitchDigest> switches;
+  bool operator==(const Digests&) const = default;
+};
+
 // kFastPath: not OpenSM's event but the plugin's fast path's: the last block
 // it pushed was acknowledged.
 enum class RoutingReason : uint8_t { kNone, kHeavySweep, kReroute, kFastPath };
@@ -59,6 +74,7 @@ struct UcastRoutingDoneEvent {
   std::vector<std::string> requests;  // controller request ids served by the pass before it
   bool engine_ok = false;             // railyard's last pass wrote the tables
   int64_t blocks_changed = -1;        // kFastPath: the LFT blocks it changed; < 0: not on the wire
+  std::optional<Digests> digests;     // the tables in place (no `switches`); absent: unknown or older plugin
   bool operator==(const UcastRoutingDoneEvent&) const = default;
 };
 
@@ -83,6 +99,7 @@ struct FastPathEvent {
   uint64_t reposted = 0;
   uint32_t rounds = 0;
   double read_ms = 0, route_ms = 0, order_ms = 0, push_ms = 0, total_ms = 0;
+  std::optional<Digests> digests;  // pushed only: the tables now in place (no `switches`)
   bool operator==(const FastPathEvent&) const = default;
 };
 
@@ -119,6 +136,7 @@ struct RoutingPassEvent {
   std::string policy;        // the policy that planned: "default", the file, "last policy that applied"; may be empty
   std::string policy_error;  // the policy file does not parse (the last good one is in force); may be empty
   std::vector<std::string> requests;
+  std::optional<Digests> digests;  // ok passes: the policy that planned and the LFTs written
   bool operator==(const RoutingPassEvent&) const = default;
 };
 
@@ -129,6 +147,21 @@ struct FabricEvent {
   uint64_t pass = 0;
   std::shared_ptr<const routing::Fabric> fabric;  // null: an empty topology on the wire
   bool operator==(const FabricEvent& other) const;
+};
+
+// The routed fabric as changes (routing/fabric_changes.h): the whole fabric
+// once per connection (`full`), then what changed since the last one sent on
+// it. `base` is the fabric_fingerprint of the fabric the changes apply to
+// (0 when full), `fingerprint` that of the result: the controller applies
+// them only to a copy with that fingerprint, checks the result's, and asks
+// for the whole fabric again (`send_fabric`) when either differs.
+struct FabricChangesEvent {
+  uint64_t pass = 0;
+  bool full = false;
+  uint64_t base = 0;
+  uint64_t fingerprint = 0;
+  routing::FabricChanges changes;
+  bool operator==(const FabricChangesEvent&) const = default;
 };
 
 struct CounterPort {
@@ -179,7 +212,7 @@ struct HelloEvent {
 
 using EventBody = std::variant<SimpleEvent, TrapEvent, LftChangeEvent, UcastRoutingDoneEvent, RoutingPassEvent,
                                FabricEvent, PortCountersEvent, PortErrorsEvent, PortSelectEvent, AckEvent,
-                               HelloEvent, FastPathEvent>;
+                               HelloEvent, FastPathEvent, FabricChangesEvent>;
 
 // What every line carries besides its body.
 struct Event {

@@ -1,5 +1,8 @@
 #include "sm_plugin/event_channel.h"
 
+#include "routing/fabric_changes.h"
+#include "routing/fabric_fingerprint.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -181,6 +184,35 @@ void EventChannel::serve(int fd) {
   // push() from OpenSM's threads never waits for it.
   Event hello{0, unix_time_now(), options_.hello};
   Event fabric{0, 0, FabricEvent{}};
+  // The fabric the controller has from this connection: changes are sent
+  // from it; none yet, so the first is the whole fabric.
+  std::shared_ptr<const routing::Fabric> sent_fabric;
+  uint64_t sent_fingerprint = 0;
+  // A fabric event as it goes out: the whole fabric, or what changed since
+  // the last one this connection carried (docs/plugin_protocol.md).
+  auto line_of = [&](const Event& e) {
+    const auto* f = std::get_if<FabricEvent>(&e.body);
+    if (f == nullptr) return event_line(e);
+    protocol::FabricChangesEvent changes;
+    changes.pass = f->pass;
+    const routing::Fabric empty;
+    const routing::Fabric& now = f->fabric ? *f->fabric : empty;
+    changes.fingerprint = routing::fabric_fingerprint(now);
+    changes.full = sent_fabric == nullptr;
+    changes.base = changes.full ? 0 : sent_fingerprint;
+    changes.changes = changes.full ? routing::full_changes(now) : routing::fabric_changes(*sent_fabric, now);
+    sent_fabric = f->fabric ? f->fabric : std::make_shared<const routing::Fabric>();
+    sent_fingerprint = changes.fingerprint;
+    const bool full = changes.full;
+    const size_t nodes = changes.changes.nodes.size() + changes.changes.nodes_removed.size();
+    const size_t links = changes.changes.links.size() + changes.changes.links_removed.size();
+    std::string line = event_line(Event{e.seq, e.time, std::move(changes)});
+    fabric_bytes_.fetch_add(line.size());
+    log(LogLevel::kInfo, "fabric of pass " + std::to_string(f->pass) + " sent " +
+                             (full ? "whole" : "as changes") + ": " + std::to_string(nodes) + " nodes, " +
+                             std::to_string(links) + " links, " + std::to_string(line.size()) + " bytes");
+    return line;
+  };
   {
     std::lock_guard lock(mu_);
     connected_ = true;
@@ -192,7 +224,7 @@ void EventChannel::serve(int fd) {
   }
   const uint64_t hello_dropped = std::get<HelloEvent>(hello.body).dropped;
   out.push_back(event_line(hello));
-  if (fabric.seq != 0) out.push_back(event_line(fabric));
+  if (fabric.seq != 0) out.push_back(line_of(fabric));
   log(LogLevel::kInfo, "controller connected on " + options_.socket_path + " (" + std::to_string(hello_dropped) +
                            " events dropped so far)");
 
@@ -216,7 +248,7 @@ void EventChannel::serve(int fd) {
         std::lock_guard lock(mu_);
         batch.swap(queue_);
       }
-      for (const Event& e : batch) out.push_back(event_line(e));
+      for (const Event& e : batch) out.push_back(line_of(e));
       batch.clear();
     }
     pollfd fds[2] = {{fd, static_cast<short>(POLLIN | (out.empty() ? 0 : POLLOUT)), 0}, {wake_r_, POLLIN, 0}};
@@ -265,6 +297,21 @@ void EventChannel::serve(int fd) {
         }
         if (!parsed->has_value()) continue;  // another type: ignored (forward compatibility)
         const Command& c = **parsed;
+        if (c.kind == CommandKind::kSendFabric) {
+          // The controller's copy does not match: the whole fabric again,
+          // numbered in queue order like any event.
+          std::shared_ptr<const routing::Fabric> latest;
+          uint64_t pass = 0;
+          {
+            std::lock_guard lock(mu_);
+            latest = fabric_;
+            pass = fabric_pass_;
+          }
+          log(LogLevel::kInfo, "controller asked for the whole fabric again");
+          sent_fabric.reset();
+          if (latest) enqueue(FabricEvent{pass, std::move(latest)}, unix_time_now());
+          continue;
+        }
         try {
           if (on_command_) on_command_(c);
         } catch (const std::exception& e) {

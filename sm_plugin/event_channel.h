@@ -12,6 +12,10 @@
 //    `hello` then the last fabric snapshot after each connect, encodes and
 //    writes queued events, and reads command lines; each command goes to the
 //    handler on that thread and, when the handler returns, an `ack` is queued.
+//  - Fabric snapshots go out as `fabric_changes`: the whole fabric first on
+//    each connection, then only what changed since the one before (computed
+//    on this thread, off OpenSM's lock); `send_fabric` from the controller
+//    makes the next one whole again.
 //    Events still queued or half-written when the connection drops are counted
 //    as dropped: the next hello (with the total) and fabric resynchronize.
 //  - stop() (and the destructor) wakes the thread through a self-pipe and joins
@@ -65,6 +69,8 @@ class EventChannel {
 
   uint64_t dropped() const;
   uint64_t sent() const { return sent_.load(); }
+  // Bytes of fabric_changes lines encoded so far (whole fabrics and changes).
+  uint64_t fabric_bytes() const { return fabric_bytes_.load(); }
   bool connected() const;
 
  private:
@@ -91,6 +97,7 @@ class EventChannel {
 
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> sent_{0};
+  std::atomic<uint64_t> fabric_bytes_{0};
   int wake_r_ = -1;
   int wake_w_ = -1;
   std::thread thread_;

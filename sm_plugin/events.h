@@ -16,6 +16,7 @@ namespace railyard::sm_plugin {
 
 using protocol::AckEvent;
 using protocol::CounterPort;
+using protocol::Digests;
 using protocol::Event;
 using protocol::EventBody;
 using protocol::FabricEvent;

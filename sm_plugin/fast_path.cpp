@@ -9,6 +9,7 @@
 #include <utility>
 #include <variant>
 
+#include "routing/lft_digest.h"
 #include "routing/rails.h"
 #include "routing/routing_plan.h"
 #include "routing/update_order.h"
@@ -127,6 +128,7 @@ void FastPath::fall_back(const std::vector<Command>& commands, const std::string
   if (EventChannel* events = events_.load()) {
     ev.pushed = false;
     ev.reason = why;
+    ev.digests.reset();
     events->push(std::move(ev));
   }
 }
@@ -202,6 +204,7 @@ void FastPath::apply(std::vector<Command> commands) {
                 static_cast<unsigned long long>(ev.reposted), static_cast<unsigned long long>(ev.blocks_acked),
                 ev.rounds, ev.read_ms, attempt + 1, ev.route_ms, route_how.c_str(), ev.order_ms, ev.push_ms,
                 lock_ms, lock_wait_ms, ev.total_ms);
+    pass_.set_last_digests(ev.digests);
     if (EventChannel* events = events_.load()) {
       ev.pushed = true;
       UcastRoutingDoneEvent done;
@@ -209,6 +212,7 @@ void FastPath::apply(std::vector<Command> commands) {
       done.requests = ev.requests;
       done.engine_ok = true;
       done.blocks_changed = static_cast<int64_t>(ev.blocks_changed);
+      done.digests = ev.digests;
       events->push(std::move(ev));
       events->push(std::move(done));
     }
@@ -245,6 +249,7 @@ void FastPath::handle_traps(std::vector<uint16_t> lids) {
     if (EventChannel* events = events_.load()) {
       ev.pushed = false;
       ev.reason = why;
+      ev.digests.reset();
       ev.total_ms = ms_since(t_total);
       events->push(std::move(ev));
     }
@@ -317,6 +322,7 @@ void FastPath::handle_traps(std::vector<uint16_t> lids) {
                 static_cast<unsigned long long>(ev.detours), ev.read_ms, ev.probe_ms, ev.route_ms,
                 route_how.c_str(), ev.order_ms, ev.push_ms, lock_ms, ev.total_ms, ca_first.c_str());
     sweep_if_off();
+    pass_.set_last_digests(ev.digests);
     if (EventChannel* events = events_.load()) {
       ev.pushed = true;
       events->push(std::move(ev));
@@ -380,6 +386,11 @@ std::string FastPath::route_and_push(SubnetReading& r, routing::Fabric fabric, F
   if (!tracked) return "routing failed: " + tracked.error().message;
   ev.incremental = tracked->stats.incremental;
   const routing::ForwardingTables& after = tracked->result.tables;
+  // The tables the push puts in place (cleared again if it fails).
+  {
+    const routing::LftDigests lfts = routing::lft_digests(fabric, after);
+    ev.digests = Digests{routing::policy_digest(in_force.policy), lfts.total, {}};
+  }
   ev.route_ms = ms_since(t);
 
   // 3. Order.

@@ -257,6 +257,7 @@ void report(void* data, osm_epi_event_id_t id, void* event_data) noexcept {
     if (auto* done = std::get_if<UcastRoutingDoneEvent>(&*body)) {
       done->requests = plugin->requests_.finish_routing();
       done->engine_ok = plugin->pass_.last_ok();
+      if (done->engine_ok) done->digests = plugin->pass_.last_digests();
     }
     plugin->events_->push(std::move(*body));
   } catch (...) {

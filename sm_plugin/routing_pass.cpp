@@ -12,7 +12,7 @@
 #include "routing/rails.h"
 #include "routing/routing_plan.h"
 #include "routing/unicast_engine.h"
-#include "sm_plugin/fabric_fingerprint.h"
+#include "routing/fabric_fingerprint.h"
 #include "sm_plugin/hop_matrices.h"
 #include "sm_plugin/subnet_snapshot.h"
 #include "sm_plugin/table_writer.h"
@@ -76,6 +76,7 @@ int RoutingPass::run() {
   } catch (...) {
     // The C boundary logs the exception; the controller still hears of the pass.
     last_ok_.store(false);
+    set_last_digests(std::nullopt);
     if (events_) {
       ev.ok = false;
       try {
@@ -90,6 +91,7 @@ int RoutingPass::run() {
     throw;
   }
   last_ok_.store(rc == 0);
+  if (rc != 0) set_last_digests(std::nullopt);
   if (events_) events_->push(std::move(ev));
   return rc;
 }
@@ -171,11 +173,13 @@ int RoutingPass::route(RoutingPassEvent& ev) {
   routing::RailMap rails;
   Result<routing::RoutingOptions> options = Error{"no policy"};
   std::string policy_origin;
+  uint64_t planned_digest = 0;
   for (size_t i = 0; i < candidates.size(); ++i) {
     rails = routing::map_rails(fabric, candidates[i].policy->rails);
     options = routing::plan_routing(fabric, *candidates[i].policy, rails);
     if (options) {
       policy_origin = candidates[i].origin;
+      planned_digest = routing::policy_digest(*candidates[i].policy);
       if (i == 0) {
         last_planned_ = in_force.policy;
         have_last_planned_ = true;
@@ -216,6 +220,15 @@ int RoutingPass::route(RoutingPassEvent& ev) {
   const double write_ms = ms_since(t);
   ev.stage_ms.write = write_ms;
   if (!written) return refuse(ev, "writing tables failed: " + written.error().message);
+
+  // What the switches will hold, for the controller to compare with its own
+  // route (docs/plugin_protocol.md, "Digests").
+  Digests digests;
+  digests.policy = planned_digest;
+  digests.switches = std::move(written->digests);
+  digests.lfts = routing::total_lft_digest(digests.switches);
+  set_last_digests(Digests{digests.policy, digests.lfts, {}});
+  ev.digests = std::move(digests);
 
   const auto& r = result->report;
   ev.ok = true;
@@ -296,7 +309,7 @@ int RoutingPass::route(RoutingPassEvent& ev) {
   // channel serializes (only when it changed) and the next pass compares with.
   auto shared = std::make_shared<const routing::Fabric>(std::move(snap->fabric));
   if (events_) {
-    const uint64_t fingerprint = fabric_fingerprint(*shared);
+    const uint64_t fingerprint = routing::fabric_fingerprint(*shared);
     if (!last_fabric_ || fingerprint != last_fingerprint_) events_->push_fabric(passes_, shared);
     last_fingerprint_ = fingerprint;
   }

@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "policies/policy.h"
@@ -73,6 +74,17 @@ class RoutingPass {
   PolicyRead read_policy(bool force);
   // Any thread: whether the last pass wrote the tables.
   bool last_ok() const { return last_ok_.load(); }
+  // Any thread: the digests of the last pass's policy and tables (no
+  // per-switch list), or of the fast path's last push; none after a refused
+  // pass. For the ucast_routing_done that follows.
+  std::optional<Digests> last_digests() const {
+    std::lock_guard lock(digests_mu_);
+    return last_digests_;
+  }
+  void set_last_digests(std::optional<Digests> d) {
+    std::lock_guard lock(digests_mu_);
+    last_digests_ = std::move(d);
+  }
 
   // The route of the last successful pass, for the fast path (fast_path.h)
   // to continue from incrementally (routing/reroute.h).
@@ -119,6 +131,8 @@ class RoutingPass {
   uint64_t last_fingerprint_ = 0;
   // CAs seen in an earlier pass and absent now, by node GUID.
   std::map<uint64_t, UnreachableCa> missing_cas_;
+  mutable std::mutex digests_mu_;
+  std::optional<Digests> last_digests_;  // guarded by digests_mu_
   bool keep_routed_ = false;
   std::mutex routed_mu_;
   std::unique_ptr<Routed> routed_;  // guarded by routed_mu_

@@ -18,6 +18,8 @@ Result<WriteStats> write_tables(const SubnetSnapshot& snapshot, const routing::F
                  std::to_string(snapshot.switches.size()) + " switches"};
   }
   WriteStats stats;
+  stats.digests.reserve(snapshot.switches.size());
+  const auto rows = snapshot.fabric.switches();
   for (uint32_t i = 0; i < snapshot.switches.size(); ++i) {
     osm_switch_t* sw = snapshot.switches[i];
     if (sw == nullptr || sw->new_lft == nullptr) {
@@ -30,6 +32,8 @@ Result<WriteStats> write_tables(const SubnetSnapshot& snapshot, const routing::F
     std::memcpy(sw->new_lft, row.data(), copy);
     std::memset(sw->new_lft + copy, OSM_NO_PATH, end - copy);
     ++stats.switches;
+    const Guid guid = snapshot.fabric.node(rows[i]).guid;
+    stats.digests.push_back({guid, routing::switch_lft_digest(guid, {sw->new_lft, end})});
 
     // Blocks OpenSM will send: those differing from the switch's current LFT.
     uint64_t changed = 0;

@@ -10,8 +10,10 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "routing/lft.h"
+#include "routing/lft_digest.h"
 #include "routing/result.h"
 #include "sm_plugin/subnet_snapshot.h"
 
@@ -21,6 +23,9 @@ struct WriteStats {
   uint32_t switches = 0;          // switches written
   uint64_t changed_blocks = 0;    // 64-entry blocks that differ from the switch's current LFT
   uint32_t switches_changed = 0;  // switches with at least one changed block
+  // Each switch's LFT as written (new_lft, entries 0..max_lid_ho), by
+  // routing::switch_lft_digest; in row order.
+  std::vector<routing::SwitchDigest> digests;
 };
 
 // Errors when the tables do not belong to the snapshot (row count) or a switch

@@ -15,6 +15,14 @@
 namespace railyard::controller {
 namespace {
 
+// The digests of the tables the view routes: what a plugin that wrote them reports.
+std::optional<protocol::Digests> view_digests(const Controller& c) {
+  auto v = c.view();
+  EXPECT_TRUE(v != nullptr);
+  return protocol::Digests{routing::policy_digest(v->policy), routing::lft_digests(v->fabric, v->routing.tables).total,
+                           {}};
+}
+
 DrainRequest uplink_drain(uint32_t port, const std::string& reason) {
   DrainRequest d;
   d.kind = DrainKind::kLink;
@@ -116,7 +124,9 @@ TEST_F(RerouteRateTest, AQueuedRequestIsAppliedWithItsCarrier) {
   ASSERT_EQ(second.reroute->status, RerouteStatus::kQueued);
   ASSERT_EQ(sent_.size(), 1u);
   c->on_plugin_line(protocol::encode_event(
-      {2, unix_now(), protocol::UcastRoutingDoneEvent{protocol::RoutingReason::kReroute, {first.reroute->id}, true}}));
+      {2, unix_now(),
+       protocol::UcastRoutingDoneEvent{protocol::RoutingReason::kReroute, {first.reroute->id}, true, -1,
+                                       view_digests(*c)}}));
   EXPECT_EQ(c->store().reroute(first.reroute->id)->status, RerouteStatus::kApplied);
   EXPECT_EQ(c->store().reroute(second.reroute->id)->status, RerouteStatus::kQueued) << "not sent yet: not applied";
 }
@@ -133,11 +143,14 @@ TEST_F(RerouteRateTest, AFastPathRoutingDoneCarriesItsBlockCount) {
   EXPECT_EQ(c->counters().lft_changes, 1u);
   c->on_plugin_line(protocol::encode_event(
       {3, unix_now(),
-       protocol::UcastRoutingDoneEvent{protocol::RoutingReason::kFastPath, {drain.reroute->id}, true, 9}}));
+       protocol::UcastRoutingDoneEvent{protocol::RoutingReason::kFastPath, {drain.reroute->id}, true, 9,
+                                       view_digests(*c)}}));
   const auto rec = c->store().reroute(drain.reroute->id);
   ASSERT_TRUE(rec.has_value());
   EXPECT_EQ(rec->status, RerouteStatus::kApplied);
-  EXPECT_EQ(rec->detail, "LFTs in place (9 blocks changed, pushed by the plugin)");
+  EXPECT_EQ(rec->detail, "LFTs in place (9 blocks changed, pushed by the plugin), digest " +
+                             routing::digest_text(view_digests(*c)->lfts) + " = view " +
+                             std::to_string(c->view()->version));
 }
 
 // A routing-done that does not decode is not believed: the request stays

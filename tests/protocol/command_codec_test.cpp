@@ -8,7 +8,7 @@ namespace railyard::protocol {
 namespace {
 
 TEST(CommandCodec, EveryCommandRoundTrips) {
-  for (CommandKind kind : {CommandKind::kReroute, CommandKind::kPolicyChanged}) {
+  for (CommandKind kind : {CommandKind::kReroute, CommandKind::kPolicyChanged, CommandKind::kSendFabric}) {
     for (const std::string& id : {std::string("r1796156611901-3"), std::string(), std::string(kMaxRequestId, 'x')}) {
       const Command c{kind, id};
       const std::string line = encode_command(c);

@@ -56,6 +56,7 @@ std::vector<Event> samples() {
   add(UcastRoutingDoneEvent{RoutingReason::kReroute, {"it-reroute-1", "r2"}, false, -1});
   add(UcastRoutingDoneEvent{RoutingReason::kFastPath, {"d1"}, true, 9});
   add(UcastRoutingDoneEvent{RoutingReason::kNone, {}, false, 0});
+  add(UcastRoutingDoneEvent{RoutingReason::kFastPath, {"d2"}, true, 3, Digests{0x1, 0xfedcba9876543210ull, {}}});
 
   RoutingPassEvent ok;
   ok.pass = 4;
@@ -75,6 +76,9 @@ std::vector<Event> samples() {
   ok.policy = "/etc/railyard/policy.yaml";
   ok.requests = {"r1"};
   add(ok);
+  ok.pass = 6;
+  ok.digests = Digests{0xabcdef, 0x0123456789abcdefull, {{Guid{0x2}, 7}, {Guid{0xe41d2d0301000000ull}, ~0ull}}};
+  add(ok);
   RoutingPassEvent refused;
   refused.pass = 5;
   refused.reason = "no switches in the subnet";
@@ -82,6 +86,22 @@ std::vector<Event> samples() {
   add(refused);
 
   add(FabricEvent{1, two_cas_fabric()});
+  // A whole fabric, then one whose leaf was renamed and lost a CA.
+  add(FabricChangesEvent{1, true, 0, 0x1234, routing::full_changes(*two_cas_fabric())});
+  {
+    routing::FabricChanges c;
+    c.nodes_removed = {Guid{0x20}};
+    routing::NodeRecord leaf = routing::node_record(*two_cas_fabric("leaf 2"), NodeId(0));
+    leaf.ports[2].state = routing::PortState::kDown;
+    leaf.ports[3].lmc = 2;
+    c.nodes = {leaf};
+    c.links_removed = {routing::LinkEnd{Guid{0x1}, 2}};
+    c.links = {routing::LinkRecord{{Guid{0x1}, 1}, {Guid{0x10}, 1}, routing::LinkWidth::k4x, routing::LinkSpeed::kNdr,
+                                   routing::PortState::kInit},
+               routing::LinkRecord{{Guid{0x1}, 3}, {Guid{0x30}, 1}, routing::LinkWidth::kUnknown,
+                                   routing::LinkSpeed::kUnknown, routing::PortState::kUnknown}};
+    add(FabricChangesEvent{2, false, 0x1234, 0xfedcba9876543210ull, std::move(c)});
+  }
 
   FastPathEvent pushed;
   pushed.requests = {"d1"};
@@ -99,6 +119,9 @@ std::vector<Event> samples() {
   pushed.push_ms = 2.0;
   pushed.total_ms = 3.875;
   add(pushed);
+  FastPathEvent with_digests = pushed;
+  with_digests.digests = Digests{0x10, 0x20, {}};
+  add(with_digests);
   FastPathEvent trap = pushed;
   trap.trigger = "trap";
   trap.trap_lid = 17;
@@ -256,6 +279,7 @@ TEST(EventCodec, LinesOfOlderPluginsStillDecode) {
   EXPECT_TRUE(f.pushed);
   EXPECT_EQ(f.requests, std::vector<std::string>{"d1"});
   EXPECT_FALSE(f.ca_first);
+  EXPECT_FALSE(f.digests.has_value());
 
   Decoded<Event> trap = decode_event_line(
       R"({"blocks_acked":4,"blocks_changed":4,"blocks_sent":4,"entries_changed":8,"incremental":true,"links":["0x0002c90000000001[33] down"],"path":"push","probe_ms":0.5,"reposted":0,"requests":[],"rounds":1,"seq":12,"stage_ms":{"order":0.1,"push":1.0,"read":0.2,"route":0.3},"time":3.0,"total_ms":2.0,"trap_lid":17,"trigger":"trap","type":"fast_path"})");
@@ -266,6 +290,7 @@ TEST(EventCodec, LinesOfOlderPluginsStillDecode) {
   Decoded<Event> done = decode_event_line(
       R"({"engine_ok":false,"reason":"heavy_sweep","requests":["r1"],"seq":4,"time":3.5,"type":"ucast_routing_done"})");
   ASSERT_TRUE(done.ok()) << done.error().message();
+  EXPECT_FALSE(std::get<UcastRoutingDoneEvent>(done->body).digests.has_value());
   EXPECT_EQ(std::get<UcastRoutingDoneEvent>(done->body).blocks_changed, -1);
   EXPECT_FALSE(std::get<UcastRoutingDoneEvent>(done->body).engine_ok);
 }
@@ -349,7 +374,42 @@ TEST(EventCodec, BadLinesAreRefusedNamingTheField) {
            "stage_ms":{"policy":0,"snapshot":0,"plan":0,"route":0,"write":0},"total_ms":1,"changed_blocks":0,
            "switches_changed":0,"unreachable_pairs":0,"unreachable_cas":[],"drained_pairs":0,"requests":[]})",
        K::kMissingField, "routing_pass: policy_file is missing"},
+      {R"({"type":"ucast_routing_done","seq":3,"time":2,"reason":"fast_path","engine_ok":true,"requests":[],
+           "digests":{"policy":"0x1"}})",
+       K::kMissingField, "ucast_routing_done: digests.lfts is missing"},
+      {R"({"type":"ucast_routing_done","seq":3,"time":2,"reason":"fast_path","engine_ok":true,"requests":[],
+           "digests":{"policy":"0x1","lfts":"12"}})",
+       K::kBadValue, "ucast_routing_done: digests.lfts must be a digest (\"0x\" and 1..16 hex digits)"},
+      {R"({"type":"routing_pass","seq":2,"time":2,"pass":1,"status":"ok","switches":1,"ca_ports":2,"lids":3,
+           "stage_ms":{"policy":0,"snapshot":0,"plan":0,"route":0,"write":0},"total_ms":1,"changed_blocks":0,
+           "switches_changed":0,"unreachable_pairs":0,"unreachable_cas":[],"drained_pairs":0,"policy_file":null,
+           "requests":[],"digests":{"policy":"0x1","lfts":"0x2","switches":{"leaf":"0x3"}}})",
+       K::kBadValue, "routing_pass: digests.switches.leaf is not a switch GUID (\"0x\" and 1..16 hex digits)"},
+      {R"({"type":"routing_pass","seq":2,"time":2,"pass":1,"status":"ok","switches":1,"ca_ports":2,"lids":3,
+           "stage_ms":{"policy":0,"snapshot":0,"plan":0,"route":0,"write":0},"total_ms":1,"changed_blocks":0,
+           "switches_changed":0,"unreachable_pairs":0,"unreachable_cas":[],"drained_pairs":0,"policy_file":null,
+           "requests":[],"digests":{"policy":"0x1","lfts":"0x2","switches":{"0x5":7}}})",
+       K::kWrongType, "routing_pass: digests.switches.0x5 must be a string"},
       {R"({"type":"fabric","seq":5,"time":2,"pass":1})", K::kMissingField, "fabric: topology is missing"},
+      {R"({"type":"fabric_changes","seq":5,"time":2,"pass":1,"full":false,"base":"0x1","fingerprint":"0x2",
+           "nodes_removed":["S-1"],"nodes":[],"links_removed":[],"links":[]})",
+       K::kBadValue, "fabric_changes: nodes_removed[0] must be a GUID (\"0x\" and 1..16 hex digits)"},
+      {R"({"type":"fabric_changes","seq":5,"time":2,"pass":1,"full":false,"base":"0x1","fingerprint":"0x2",
+           "nodes_removed":[],"nodes":[{"guid":"0x1","type":"Switch","ports":2,"system_guid":"0x1","desc":"l",
+           "name":"S-1","states":"?A","addresses":[]}],"links_removed":[],"links":[]})",
+       K::kBadValue, "fabric_changes: nodes[0].states must have one character per port 0..2"},
+      {R"({"type":"fabric_changes","seq":5,"time":2,"pass":1,"full":false,"base":"0x1","fingerprint":"0x2",
+           "nodes_removed":[],"nodes":[{"guid":"0x1","type":"Hub","ports":2,"system_guid":"0x1","desc":"l",
+           "name":"S-1","states":"?AA","addresses":[]}],"links_removed":[],"links":[]})",
+       K::kBadValue, "fabric_changes: nodes[0].type must be Switch, Ca or Rt"},
+      {R"({"type":"fabric_changes","seq":5,"time":2,"pass":1,"full":false,"base":"0x1","fingerprint":"0x2",
+           "nodes_removed":[],"nodes":[{"guid":"0x1","type":"Ca","ports":1,"system_guid":"0x1","desc":"l",
+           "name":"S-1","states":"?A","addresses":[{"port":2,"guid":"0x5","lid":3,"lmc":0}]}],"links_removed":[],"links":[]})",
+       K::kBadValue, "fabric_changes: nodes[0].addresses[0].port is beyond the node's 1 ports"},
+      {R"({"type":"fabric_changes","seq":5,"time":2,"pass":1,"full":false,"base":"0x1","fingerprint":"0x2",
+           "nodes_removed":[],"nodes":[],"links_removed":[],"links":[{"a":"0x1","a_port":1,"b":"0x2","b_port":1,
+           "width":"4x","speed":"warp","state":"active"}]})",
+       K::kBadValue, "fabric_changes: links[0].speed must be SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR, XDR or empty"},
       {R"({"type":"fast_path","seq":5,"time":2,"trigger":"trap","requests":[]})", K::kMissingField,
        "fast_path: trap_lid is missing"},
       {R"({"type":"fast_path","seq":5,"time":2,"requests":[],"path":"carrier pigeon"})", K::kBadValue,

@@ -17,7 +17,11 @@
 #include <thread>
 #include <vector>
 
+#include "routing/fabric_fingerprint.h"
+#include "routing/generator.h"
+#include "routing/lft_digest.h"
 #include "routing/topology_reader.h"
+#include "routing/topology_writer.h"
 
 namespace railyard::sm_plugin {
 namespace {
@@ -60,6 +64,7 @@ class Listener {
       if (auto nl = buf_.find('\n'); nl != std::string::npos) {
         std::string line = buf_.substr(0, nl);
         buf_.erase(0, nl + 1);
+        last_bytes_ = line.size() + 1;
         return json::parse(line);
       }
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
@@ -72,6 +77,8 @@ class Listener {
       buf_.append(b, static_cast<size_t>(n));
     }
   }
+  // Bytes of the line next() returned last, its '\n' included.
+  size_t last_bytes() const { return last_bytes_; }
   void send(const std::string& line) { ASSERT_EQ(::write(conn_, line.data(), line.size()), ssize_t(line.size())); }
 
  private:
@@ -79,6 +86,7 @@ class Listener {
   int fd_ = -1;
   int conn_ = -1;
   std::string buf_;
+  size_t last_bytes_ = 0;
 };
 
 class EventChannelTest : public ::testing::Test {
@@ -165,8 +173,10 @@ TEST_F(EventChannelTest, ReconnectsAfterTheControllerGoesAwayAndResendsTheFabric
   ASSERT_TRUE(eventually([&] { return channel.connected(); }));
   EXPECT_TRUE(channel.push_fabric(1, std::make_shared<const routing::Fabric>(std::move(fabric).value())));
   const json f1 = controller.next();
-  EXPECT_EQ(f1["type"], "fabric");
-  EXPECT_NE(f1["topology"].get<std::string>().find("\"leaf\""), std::string::npos) << f1["topology"];
+  EXPECT_EQ(f1["type"], "fabric_changes");
+  EXPECT_EQ(f1["full"], true);
+  ASSERT_EQ(f1["nodes"].size(), 2u);
+  EXPECT_TRUE(f1["nodes"][0]["desc"] == "leaf" || f1["nodes"][1]["desc"] == "leaf") << f1["nodes"];
 
   controller.drop();  // the controller goes away
   ASSERT_TRUE(eventually([&] { return !channel.connected(); }));
@@ -180,11 +190,83 @@ TEST_F(EventChannelTest, ReconnectsAfterTheControllerGoesAwayAndResendsTheFabric
   EXPECT_EQ(hello["type"], "hello");
   EXPECT_EQ(hello["dropped"], dropped);
   const json f2 = controller.next();
-  EXPECT_EQ(f2["type"], "fabric");
+  EXPECT_EQ(f2["type"], "fabric_changes");
+  EXPECT_EQ(f2["full"], true) << "a new connection starts with the whole fabric";
   EXPECT_EQ(f2["pass"], 1);
-  EXPECT_EQ(f2["topology"], f1["topology"]);
+  EXPECT_EQ(f2["nodes"], f1["nodes"]);
+  EXPECT_EQ(f2["links"], f1["links"]);
+  EXPECT_EQ(f2["fingerprint"], f1["fingerprint"]);
   EXPECT_GT(f2["seq"].get<uint64_t>(), hello["seq"].get<uint64_t>());
   EXPECT_TRUE(logged("controller disconnected"));
+}
+
+// After the whole fabric, a pass whose fabric lost one link sends that link
+// only: counted in bytes, against the whole fabric's. `send_fabric` makes the
+// next one whole again, without an ack.
+TEST_F(EventChannelTest, AfterTheWholeFabricOnlyChangesAreSent) {
+  routing::GeneratorSpec spec;
+  spec.servers = 32;
+  spec.rails = 4;
+  spec.radix = 16;
+  spec.assign_lids = true;
+  auto g = routing::generate_fabric(spec);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  auto whole = std::make_shared<const routing::Fabric>(std::move(g->fabric));
+  routing::FabricBuilder b(*whole);
+  LinkId uplink;
+  for (uint32_t i = 0; i < whole->num_links() && !uplink.valid(); ++i) {
+    const routing::Link& l = whole->link(LinkId(i));
+    if (whole->is_switch(whole->port(l.a).node) && whole->is_switch(whole->port(l.b).node)) uplink = LinkId(i);
+  }
+  ASSERT_TRUE(uplink.valid());
+  ASSERT_TRUE(b.set_link_state(uplink, routing::PortState::kDown).ok());
+  auto down = b.build();
+  ASSERT_TRUE(down.ok());
+  auto changed = std::make_shared<const routing::Fabric>(std::move(*down));
+
+  Listener controller(path_);
+  EventChannel channel(options(), nullptr, log_sink());
+  ASSERT_TRUE(controller.accept());
+  EXPECT_EQ(controller.next()["type"], "hello");
+  ASSERT_TRUE(eventually([&] { return channel.connected(); }));
+
+  ASSERT_TRUE(channel.push_fabric(1, whole));
+  const json first = controller.next();
+  const size_t whole_bytes = controller.last_bytes();
+  EXPECT_EQ(first["full"], true);
+  EXPECT_EQ(first["nodes"].size(), whole->num_nodes());
+  EXPECT_EQ(first["fingerprint"], routing::digest_text(routing::fabric_fingerprint(*whole)));
+
+  ASSERT_TRUE(channel.push_fabric(2, changed));
+  const json second = controller.next();
+  const size_t change_bytes = controller.last_bytes();
+  EXPECT_EQ(second["full"], false);
+  EXPECT_EQ(second["base"], first["fingerprint"]);
+  EXPECT_EQ(second["fingerprint"], routing::digest_text(routing::fabric_fingerprint(*changed)));
+  EXPECT_TRUE(second["nodes"].empty());
+  ASSERT_EQ(second["links"].size(), 1u);
+  EXPECT_EQ(second["links"][0]["state"], "down");
+  // 32 servers x 4 rails: the whole fabric is tens of kB, one link a few hundred bytes.
+  EXPECT_LT(change_bytes, 600u) << second.dump();
+  EXPECT_GT(whole_bytes, 50 * change_bytes);
+  EXPECT_EQ(channel.fabric_bytes(), whole_bytes + change_bytes);
+  std::printf("fabric_changes bytes: whole %zu, one link down %zu (the topology text sent before: %zu)\n",
+              whole_bytes, change_bytes, routing::write_topology(*changed).size());
+
+  // The controller's copy does not match: the whole fabric again.
+  controller.send(R"({"type":"send_fabric"})" "\n");
+  const json again = controller.next();
+  EXPECT_EQ(again["type"], "fabric_changes");
+  EXPECT_EQ(again["full"], true);
+  EXPECT_EQ(again["pass"], 2);
+  EXPECT_EQ(again["fingerprint"], second["fingerprint"]);
+  EXPECT_TRUE(logged("controller asked for the whole fabric again"));
+  // Then changes again, from it.
+  ASSERT_TRUE(channel.push_fabric(3, whole));
+  const json back = controller.next();
+  EXPECT_EQ(back["type"], "fabric_changes") << back.dump();
+  EXPECT_EQ(back["full"], false);
+  EXPECT_EQ(back["base"], again["fingerprint"]);
 }
 
 TEST_F(EventChannelTest, CommandsRunOnTheChannelThreadAndAreAcked) {

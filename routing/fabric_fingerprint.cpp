@@ -1,26 +1,18 @@
-#include "sm_plugin/fabric_fingerprint.h"
+#include "routing/fabric_fingerprint.h"
 
 #include <string_view>
 
-namespace railyard::sm_plugin {
+#include "routing/lft_digest.h"
+
+namespace railyard::routing {
 
 namespace {
 
-// FNV-1a over 64-bit words and bytes: fast, stable across runs (no seed).
-struct Fnv {
-  uint64_t h = 1469598103934665603ull;
-  void word(uint64_t v) {
-    for (int i = 0; i < 8; ++i) {
-      h ^= (v >> (8 * i)) & 0xff;
-      h *= 1099511628211ull;
-    }
-  }
+// FNV-1a (routing/lft_digest.h); strings with their length first.
+struct Fnv : Fnv1a64 {
   void bytes(std::string_view s) {
     word(s.size());
-    for (unsigned char c : s) {
-      h ^= c;
-      h *= 1099511628211ull;
-    }
+    text(s);
   }
 };
 
@@ -52,4 +44,4 @@ uint64_t fabric_fingerprint(const routing::Fabric& fabric) {
   return f.h;
 }
 
-}  // namespace railyard::sm_plugin
+}  // namespace railyard::routing

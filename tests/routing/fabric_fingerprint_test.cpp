@@ -1,4 +1,4 @@
-#include "sm_plugin/fabric_fingerprint.h"
+#include "routing/fabric_fingerprint.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 
 #include "routing/topology_reader.h"
 
-namespace railyard::sm_plugin {
+namespace railyard::routing {
 namespace {
 
 std::string two_cas(const char* lid2, const char* desc2) {
@@ -42,4 +42,4 @@ TEST(FabricFingerprint, EqualFabricsEqualDigestsAnyChangeDiffers) {
 }
 
 }  // namespace
-}  // namespace railyard::sm_plugin
+}  // namespace railyard::routing
