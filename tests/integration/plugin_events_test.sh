@@ -6,7 +6,7 @@
 #  1. No controller at start: OpenSM comes up routed by railyard all the same;
 #     the plugin says it cannot connect and keeps retrying.
 #  2. The controller appears: `hello` arrives with dropped > 0 (the first
-#     sweep's events had nowhere to go), then the last fabric (pass 1).
+#     sweep's events had nowhere to go), then the last fabric (pass 1), whole.
 #  3. A leaf uplink Unlink'ed in ibsim: trap 128 and heavy_sweep_start (either
 #     order: two OpenSM threads) -> heavy_sweep_done -> routing_pass (ok) ->
 #     lft_change -> ucast_routing_done, in sequence order, plus the new fabric
@@ -92,17 +92,20 @@ ry_log "hello: $hello"
 (($(jq -r .dropped <<<"$hello") > 0)) || ry_fail "hello.dropped should count the first sweep's events: $hello"
 (($(jq -r .seq <<<"$hello") == $(jq -r .dropped <<<"$hello") + 1)) ||
   ry_fail "every event before the hello was dropped, so hello.seq = dropped + 1: $hello"
-wait_event '.type == "fabric" and .pass == 1' 20
-(($(seq_of '.type == "fabric"') > $(jq -r .seq <<<"$hello"))) || ry_fail "the fabric comes after the hello"
-fabric1=$(jq -r 'select(.type == "fabric" and .pass == 1) | .topology' "$EVENTS")
-[[ $fabric1 == *"$LEAF"* ]] || ry_fail "the fabric event does not list $LEAF"
+wait_event '.type == "fabric_changes" and .pass == 1 and .full' 20
+(($(seq_of '.type == "fabric_changes"') > $(jq -r .seq <<<"$hello"))) || ry_fail "the fabric comes after the hello"
+LEAF_GUID=$(printf '0x%016x' "0x${LEAF#S-}")
+# The leaf's uplink in the whole fabric: its end with the lower (GUID, port).
+uplink_end=$(jq -c --arg g "$LEAF_GUID" --argjson p "$UPLINK" 'select(.type == "fabric_changes" and .pass == 1) |
+  .links[] | select((.a == $g and .a_port == $p) or (.b == $g and .b_port == $p)) | {node: .a, port: .a_port}' "$EVENTS")
+[[ -n "$uplink_end" ]] || ry_fail "the whole fabric has no link on $LEAF[$UPLINK]"
 ry_pass "controller connected: hello (dropped $(jq -r .dropped <<<"$hello")), fabric of pass 1"
 
 # --- 3. a link goes down -------------------------------------------------------
 mark=$(jq -s 'map(.seq) | max' "$EVENTS")
 ry_ibsim_cmd "Unlink \"$LEAF\"[$UPLINK]"
 wait_event ".seq > $mark and .type == \"ucast_routing_done\"" 60
-wait_event ".seq > $mark and .type == \"fabric\" and .pass == 2" 20
+wait_event ".seq > $mark and .type == \"fabric_changes\" and .pass == 2" 20
 after() { seq_of ".seq > $mark and ($1)"; }
 s_trap=$(after '.type == "trap" and .trap_num == 128')
 s_start=$(after '.type == "heavy_sweep_start"')
@@ -111,7 +114,7 @@ s_pass=$(after '.type == "routing_pass" and .status == "ok" and .pass == 2')
 s_lft=$(after '.type == "lft_change"')
 s_rdone=$(after '.type == "ucast_routing_done" and .reason == "heavy_sweep" and .engine_ok')
 for v in s_trap s_start s_done s_pass s_lft s_rdone; do
-  [[ -n "${!v}" ]] || { events "select(.seq > $mark) | del(.topology)" >&2; ry_fail "missing after Unlink: $v"; }
+  [[ -n "${!v}" ]] || { events "select(.seq > $mark) | del(.nodes, .links)" >&2; ry_fail "missing after Unlink: $v"; }
 done
 # OpenSM reports the trap from its dispatcher after handing the sweep to its
 # sweeper thread, so HEAVY_SWEEP_START may be numbered before the TRAP that
@@ -124,11 +127,13 @@ ry_log "routing_pass 2: $(jq -c 'del(.unreachable_cas)' <<<"$pass2")"
 lfts=$(events "select(.seq > $s_pass and .seq < $s_rdone and .type == \"lft_change\")" | wc -l)
 ry_log "lft_change events between routing_pass 2 and ucast_routing_done: $lfts (changed_blocks $(jq -r .changed_blocks <<<"$pass2"))"
 (($(jq -r '.switch_lid' <<<"$(events "select(.seq == $s_lft)")") > 0)) || ry_fail "lft_change without a switch LID"
-# The new fabric: the leaf's uplink is gone.
-fabric2=$(jq -r 'select(.type == "fabric" and .pass == 2) | .topology' "$EVENTS")
-up1=$(awk -v leaf="\"$LEAF\"" -v p="[$UPLINK]" '/^Switch/ { mine = index($0, leaf) > 0 } mine && index($0, p) == 1 { n++ } END { print n + 0 }' <<<"$fabric1")
-up2=$(awk -v leaf="\"$LEAF\"" -v p="[$UPLINK]" '/^Switch/ { mine = index($0, leaf) > 0 } mine && index($0, p) == 1 { n++ } END { print n + 0 }' <<<"$fabric2")
-ry_assert_eq "1 0" "$up1 $up2" "port $UPLINK of $LEAF in the fabric before / after"
+# The new fabric, as changes from the last one: the leaf's uplink is gone.
+changes2=$(events 'select(.type == "fabric_changes" and .pass == 2)')
+ry_assert_eq false "$(jq -r .full <<<"$changes2")" "pass 2's fabric is sent as changes"
+ry_assert_eq "$(jq -r 'select(.type == "fabric_changes" and .pass == 1) | .fingerprint' "$EVENTS")" \
+  "$(jq -r .base <<<"$changes2")" "the changes' base is the whole fabric's fingerprint"
+jq -e --argjson e "$uplink_end" 'any(.links_removed[]; . == $e)' <<<"$changes2" >/dev/null ||
+  ry_fail "pass 2's changes do not remove $LEAF[$UPLINK]: $(jq -c .links_removed <<<"$changes2")"
 ry_pass "Unlink: trap 128, heavy sweep, routing_pass, $lfts lft_change, ucast_routing_done, new fabric"
 
 # --- 4. commands ---------------------------------------------------------------
