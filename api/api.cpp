@@ -105,6 +105,15 @@ HttpResponse Api::handle(const HttpRequest& req) {
   // A change is audited with the change itself; everything else a mutation
   // endpoint answers (refused, failed, dry run) is audited here, bounded.
   if (e.mutation && !audited) c_.audit_refused(actor, r.status, response_message(r));
+  // A change is answered once the documents read so far show it: whoever
+  // made it reads it back, and readers meanwhile got the last whole ones.
+  if (e.mutation && audited) {
+    try {
+      refresh_documents();
+    } catch (const std::exception& ex) {
+      spdlog::warn("{} {}: documents not refreshed: {}", req.method, req.path, ex.what());
+    }
+  }
   return r;
 }
 

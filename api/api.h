@@ -12,13 +12,11 @@
 #include <mutex>
 #include <string>
 
+#include "api/endpoints.h"
 #include "api/http_types.h"
 #include "controller/controller.h"
 #include "controller/rail_health.h"
 
-namespace railyard::api {
-struct Endpoint;
-}
 
 namespace railyard::api {
 
@@ -61,14 +59,23 @@ class Api {
   HttpResponse dispatch(const Endpoint& endpoint, const std::map<std::string, std::string>& params,
                         const HttpRequest& request, const controller::Actor& actor, bool* audited);
   // Whole-fabric documents (hosts, switches, fabric) rendered once per
-  // controller generation: at 16k CAs `hosts` is megabytes of JSON.
-  HttpResponse cached(int id, const std::function<HttpResponse()>& render);
+  // controller generation: at 16k CAs `hosts` is megabytes of JSON. One
+  // reader renders a new generation; the others meanwhile get the last
+  // document (a whole snapshot, never older than a change already answered:
+  // refresh_documents() renders them before a change is acknowledged).
+  // `key`: the endpoint id, or a variant of it (the Slurm formats).
+  HttpResponse cached(int key, const std::function<HttpResponse()>& render);
+  HttpResponse render_document(EndpointId id);  // fabric, switches, hosts
+  // After a change, before its answer: fabric, switches and hosts, those read
+  // so far, rendered for the generation that holds the change.
+  void refresh_documents();
 
   controller::Controller& c_;
   std::shared_ptr<HttpStats> http_stats_ = std::make_shared<HttpStats>();
   std::mutex cache_mu_;
   struct Cached {
-    uint64_t generation = 0;
+    uint64_t generation = 0;  // of `response`; 0: none yet
+    bool rendering = false;   // a reader renders a newer one
     HttpResponse response;
   };
   std::map<int, Cached> cache_;

@@ -157,19 +157,47 @@ HttpResponse route(ctl::Controller& c, const std::map<std::string, std::string>&
 
 }  // namespace
 
-HttpResponse Api::cached(int id, const std::function<HttpResponse()>& render) {
+HttpResponse Api::render_document(EndpointId id) {
+  auto v = need_view(c_);
+  switch (id) {
+    case EndpointId::kFabric:
+      return json_response(200, render_fabric_summary(*v, *c_.links(), c_.drains().size()));
+    case EndpointId::kSwitches: return json_response(200, render_switches(*v, c_.drains()));
+    case EndpointId::kHosts: {
+      auto snap = rail_health();
+      return json_response(200, render_hosts(*snap->view, snap->health));
+    }
+    default: break;
+  }
+  throw Failure::internal("not a cached document");
+}
+
+HttpResponse Api::cached(int key, const std::function<HttpResponse()>& render) {
   // The generation is read before rendering: a change during the render
   // makes the entry stale at once rather than hiding the change.
   const uint64_t generation = c_.generation();
   {
     std::lock_guard lock(cache_mu_);
-    auto it = cache_.find(id);
-    if (it != cache_.end() && it->second.generation == generation) return it->second.response;
+    Cached& entry = cache_[key];
+    if (entry.generation >= generation && entry.generation != 0) return entry.response;
+    // Another reader is rendering a newer one: the last document meanwhile.
+    if (entry.rendering && entry.generation != 0) return entry.response;
+    entry.rendering = true;
   }
-  HttpResponse r = render();
-  if (r.status == 200) {
+  HttpResponse r;
+  try {
+    r = render();
+  } catch (...) {
     std::lock_guard lock(cache_mu_);
-    cache_[id] = Cached{generation, r};
+    cache_[key].rendering = false;
+    throw;
+  }
+  std::lock_guard lock(cache_mu_);
+  Cached& entry = cache_[key];
+  entry.rendering = false;
+  if (r.status == 200 && generation > entry.generation) {
+    entry.generation = generation;
+    entry.response = r;
   }
   return r;
 }
@@ -186,6 +214,27 @@ std::shared_ptr<const Api::RailHealthSnapshot> Api::rail_health() {
   health_ = health;
   health_generation_ = generation;
   return health;
+}
+
+void Api::refresh_documents() {
+  std::vector<EndpointId> read;
+  {
+    std::lock_guard lock(cache_mu_);
+    for (EndpointId id : {EndpointId::kFabric, EndpointId::kSwitches, EndpointId::kHosts}) {
+      auto it = cache_.find(static_cast<int>(id));
+      if (it != cache_.end() && it->second.generation != 0) read.push_back(id);
+    }
+  }
+  for (EndpointId id : read) {
+    const uint64_t generation = c_.generation();
+    HttpResponse r = render_document(id);
+    std::lock_guard lock(cache_mu_);
+    Cached& entry = cache_[static_cast<int>(id)];
+    if (r.status == 200 && generation > entry.generation) {
+      entry.generation = generation;
+      entry.response = std::move(r);
+    }
+  }
 }
 
 HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::string>& params,
@@ -216,11 +265,6 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
       }
       return json_response(ok ? 200 : 503, body);
     }
-    case EndpointId::kFabric:
-      return cached(static_cast<int>(e.id), [&] {
-        auto v = need_view(c_);
-        return json_response(200, render_fabric_summary(*v, *c_.links(), c_.store().active_drains().size()));
-      });
     case EndpointId::kEventStream: {
       const int64_t since = query_int(req, "since", -1, 0, INT64_MAX);
       HttpResponse r;
@@ -241,14 +285,9 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
       return cached(static_cast<int>(e.id) * 2 + (loads ? 1 : 0) + 1000,
                     [&] { return json_response(200, grid(*need_view(c_), *c_.links(), loads)); });
     }
+    case EndpointId::kFabric:
     case EndpointId::kSwitches:
-      return cached(static_cast<int>(e.id),
-                    [&] { return json_response(200, render_switches(*need_view(c_), c_.store().active_drains())); });
-    case EndpointId::kHosts:
-      return cached(static_cast<int>(e.id), [&] {
-        auto snap = rail_health();
-        return json_response(200, render_hosts(*snap->view, snap->health));
-      });
+    case EndpointId::kHosts: return cached(static_cast<int>(e.id), [&] { return render_document(e.id); });
     case EndpointId::kRailEvents: {
       std::set<std::string> hosts;
       if (auto it = req.query.find("host"); it != req.query.end()) {
@@ -314,11 +353,11 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
     }
     case EndpointId::kMetrics: {
       auto v = c_.view();
-      return text_response(render_metrics(c_, *http_stats_, v.get(), *c_.links(), c_.store().active_drains().size()));
+      return text_response(render_metrics(c_, *http_stats_, v.get(), *c_.links(), c_.drains().size()));
     }
     case EndpointId::kDrainsList: {
       json list = json::array();
-      for (const ctl::DrainRecord& d : c_.store().active_drains()) list.push_back(render_drain(d));
+      for (const ctl::DrainRecord& d : c_.drains()) list.push_back(render_drain(d));
       return json_response(200, {{"drains", list}});
     }
     case EndpointId::kDrainCreate: {

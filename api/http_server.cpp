@@ -26,8 +26,9 @@ constexpr uint64_t kReservedFds = 64;
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, Api& api, const ServerLimits& limits)
-      : stream_(std::move(socket)), api_(api), stats_(api.http_stats()), limits_(limits) {
+  Session(tcp::socket socket, Api& api, const ServerLimits& limits, std::shared_ptr<asio::thread_pool> mutations)
+      : stream_(std::move(socket)), api_(api), stats_(api.http_stats()), limits_(limits),
+        mutations_(std::move(mutations)) {
     ++stats_->open;
     boost::system::error_code ec;
     auto ep = stream_.socket().remote_endpoint(ec);
@@ -97,15 +98,31 @@ class Session : public std::enable_shared_from_this<Session> {
       return;
     }
     const auto start = std::chrono::steady_clock::now();
-    http::request<http::string_body> req = parser_->release();
-    HttpResponse out = answer_request(api_, req, peer_);
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    spdlog::debug("{} {} -> {} ({:.1f} ms)", peer_, std::string(req.method_string()), out.status, ms);
+    auto req = std::make_shared<http::request<http::string_body>>(parser_->release());
+    auto answer = [self = shared_from_this(), req, start] {
+      HttpResponse out = answer_request(self->api_, *req, self->peer_);
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      spdlog::debug("{} {} -> {} ({:.1f} ms)", self->peer_, std::string(req->method_string()), out.status, ms);
+      return out;
+    };
+    const http::verb method = req->method();
+    if (method == http::verb::post || method == http::verb::delete_ || method == http::verb::put ||
+        method == http::verb::patch) {
+      // Off the io_context: a mutation may wait for routing; readers must not.
+      asio::post(*mutations_, [self = shared_from_this(), req, answer]() mutable {
+        HttpResponse out = answer();
+        asio::post(self->stream_.get_executor(), [self, req, out = std::move(out)]() mutable {
+          self->respond(std::move(out), req->keep_alive(), req->version());
+        });
+      });
+      return;
+    }
+    HttpResponse out = answer();
     if (out.events) {
       stream_events(std::move(out));
       return;
     }
-    respond(std::move(out), req.keep_alive(), req.version());
+    respond(std::move(out), req->keep_alive(), req->version());
   }
 
   // Server-sent events: the headers, then whatever the source has every
@@ -207,6 +224,7 @@ class Session : public std::enable_shared_from_this<Session> {
   Api& api_;
   std::shared_ptr<HttpStats> stats_;
   const ServerLimits limits_;
+  std::shared_ptr<asio::thread_pool> mutations_;
   std::string peer_;
 };
 
@@ -267,9 +285,15 @@ HttpResponse answer_request(Api& api, const http::request<http::string_body>& re
 }
 
 HttpServer::HttpServer(asio::io_context& io, Api& api, ServerLimits limits)
-    : io_(io), api_(api), limits_(limits), acceptor_(io), backoff_(io) {}
+    : io_(io), api_(api), limits_(limits), acceptor_(io), backoff_(io),
+      mutations_(std::make_shared<asio::thread_pool>(2)) {}
 
-HttpServer::~HttpServer() { stop(); }
+HttpServer::~HttpServer() {
+  stop();
+  // Mutations under way finish (they are durable or rolled back whole);
+  // their answers go nowhere once the io_context has stopped.
+  mutations_->join();
+}
 
 Result<uint16_t> HttpServer::listen(const std::string& address, uint16_t port) {
   // Each connection is a descriptor (and a refused one briefly too): keep the
@@ -325,7 +349,7 @@ void HttpServer::accept() {
       if (api_.http_stats()->open.load() >= limits_.max_connections) {
         refuse_connection(std::move(socket), api_);
       } else {
-        std::make_shared<Session>(std::move(socket), api_, limits_)->start();
+        std::make_shared<Session>(std::move(socket), api_, limits_, mutations_)->start();
       }
     }
     accept();

@@ -8,7 +8,9 @@
 //   - size: headers 16 KiB (431), body max_body_bytes (413);
 //   - out of descriptors (EMFILE): accepting pauses 100 ms instead of
 //     spinning.
-// Runs on the caller's io_context (any number of threads).
+// Runs on the caller's io_context (any number of threads). Mutations (POST,
+// DELETE) are answered on the server's own worker threads, not the
+// io_context's: a drain that routes 16k CAs for a second never holds up a GET.
 #pragma once
 
 #include <utility>  // before Asio: Boost 1.74's awaitable.hpp uses std::exchange unincluded
@@ -61,6 +63,8 @@ class HttpServer {
   ServerLimits limits_;
   boost::asio::ip::tcp::acceptor acceptor_;
   boost::asio::steady_timer backoff_;
+  // Where mutations are answered (shared: a session may outlive stop()).
+  std::shared_ptr<boost::asio::thread_pool> mutations_;
   std::chrono::steady_clock::time_point last_resource_warning_{};
 };
 

@@ -7,11 +7,11 @@
 namespace railyard::controller {
 
 void Controller::audit_refused(const Actor& actor, int reply_code, const std::string& result) {
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(audit_mu_);
   const double now = steady_now();
   while (!refused_audit_times_.empty() && now - refused_audit_times_.front() >= 60.0) refused_audit_times_.pop_front();
-  if (refused_audit_times_.size() >= config_.refused_audits_per_minute) {
-    ++counters_.audits_suppressed;
+  if (refused_audit_times_.size() >= k_.config.refused_audits_per_minute) {
+    ++audits_suppressed_;
     ++audits_suppressed_pending_;
     return;
   }
@@ -25,7 +25,7 @@ void Controller::audit_refused(const Actor& actor, int reply_code, const std::st
       gap.action = "audit limit";
       gap.status = 0;  // the controller's own record: no reply to anyone
       gap.result = std::to_string(audits_suppressed_pending_) + " refused requests were not audited one by one (" +
-                   std::to_string(config_.refused_audits_per_minute) + " a minute at most)";
+                   std::to_string(k_.config.refused_audits_per_minute) + " a minute at most)";
       store_->add_audit(gap);
       audits_suppressed_pending_ = 0;
     }
@@ -40,7 +40,7 @@ void Controller::audit_refused(const Actor& actor, int reply_code, const std::st
     store_->add_audit(r);
   } catch (const StoreError&) {
     // The refusal stands without its record; /health shows the database.
-    ++counters_.audits_failed;
+    ++audits_failed_;
   }
 }
 

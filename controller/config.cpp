@@ -176,10 +176,24 @@ struct Loader {
     u32("max_percent", &c.max_percent, 0, 100);
   }
 
+  void retention(const yaml::Value& v) {
+    const yaml::Map m = v.map({"events_max_age_days", "events_max_count", "audit_max_age_days", "audit_max_count"});
+    auto days = [&](std::string_view key, uint32_t* out) {
+      if (const yaml::Value* value = m.find(key)) *out = static_cast<uint32_t>(value->unsigned_in(0, 36500, "number of days"));
+    };
+    auto count = [&](std::string_view key, uint64_t* out) {
+      if (const yaml::Value* value = m.find(key)) *out = value->unsigned_in(0, 1'000'000'000'000ull, "count");
+    };
+    days("events_max_age_days", &cfg.events_max_age_days);
+    count("events_max_count", &cfg.events_max_count);
+    days("audit_max_age_days", &cfg.audit_max_age_days);
+    count("audit_max_count", &cfg.audit_max_count);
+  }
+
   void load(const yaml::Value& root) {
     if (root.is_null()) root.fail("empty config: fabric is required");
     const yaml::Map m = root.map({"listen", "tokens", "database", "fabric", "policy", "limits", "slurm", "isolation",
-                                       "log_level"});
+                                  "retention", "log_level"});
     if (const yaml::Value* v = m.find("listen")) listen(*v);
     if (const yaml::Value* v = m.find("tokens")) tokens(*v);
     const yaml::Value* database = m.find("database");
@@ -194,6 +208,7 @@ struct Loader {
     if (const yaml::Value* v = m.find("limits")) limits(*v);
     if (const yaml::Value* v = m.find("slurm")) slurm(*v);
     if (const yaml::Value* v = m.find("isolation")) isolation(*v);
+    if (const yaml::Value* v = m.find("retention")) retention(*v);
     if (const yaml::Value* v = m.find("log_level")) {
       cfg.log_level = v->one_of({"trace", "debug", "info", "warn", "error"});
     }

@@ -38,6 +38,11 @@
 //     clean_s: 600                  # undrained once clean (up, no flap, no errors) this long
 //     max_links: 4                  # the breaker: automation holds at most
 //     max_percent: 1                #   max(max_links, max_percent% of switch links)
+//   retention:                      # pruned at start and every hour
+//     events_max_age_days: 90       # 0: kept whatever their age
+//     events_max_count: 1000000     # the newest kept; 0: no bound
+//     audit_max_age_days: 365
+//     audit_max_count: 1000000
 //   log_level: info                 # trace | debug | info | warn | error
 //
 // Relative paths are taken from the config file's folder. Unknown and
@@ -92,6 +97,11 @@ struct ControllerConfig {
   std::string slurm_conf;  // empty: scontrol's default
   uint32_t slurm_interval_s = 10;
   IsolationConfig isolation;
+  // Retention of events and audit records (0: no bound of that kind).
+  uint32_t events_max_age_days = 90;
+  uint64_t events_max_count = 1'000'000;
+  uint32_t audit_max_age_days = 365;
+  uint64_t audit_max_count = 1'000'000;
   std::string log_level = "info";
 };
 

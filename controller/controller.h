@@ -1,21 +1,22 @@
-// Controller: railyardd's decisions. It owns the current FabricView, the
-// durable Store and the reroute requests, and turns API calls and plugin
-// events into state changes:
+// Controller: railyardd's brain, as a driver around decide() (decide.h).
 //
-//   drain / undrain  -> what-if routing (refuse a cut unless forced; dry runs
-//                       stop here) -> store -> policy file for the
-//                       plugin -> reroute request (policy_changed to the plugin,
-//                       or an immediate re-route offline)
-//   reroute          -> rate limit -> request to the plugin
-//   link event       -> store (idempotent by event id) -> link health ->
-//                       offline: re-route without the link
-//   plugin events    -> store -> fabric snapshots, link health, request
-//                       outcomes (pending -> applied | failed, latency)
+//   command -> [strand] decide(State, Command) -> Decision
+//           -> (routing wanted?) route off the strand, decide again; a result
+//              routed from a state that has moved on is routed again
+//           -> [strand] carry out the effects (executor.cpp): policy file,
+//              one store transaction (change + reroute request + audit),
+//              then adopt State', publish the view, tell the plugin
 //
-// Thread-safe: mutations are serialised by one mutex; readers take the view
-// (a shared_ptr) and the Store (its own lock) without blocking mutations.
-// Nothing here parses HTTP or renders JSON for the API (api/ does): what is
-// refused is a Failure (failure.h) with a kind, which api/ maps to a status.
+// Commands: drain, undrain, link event, reroute (api/), plugin lines and
+// connections (PluginLink), the timer (once a second), SHARP jobs.
+//
+// Readers never wait for a mutation: what they read (the view, the active
+// drains, the link states) is published as one immutable snapshot through an
+// atomic shared_ptr; the strand (a mutex held only to decide and carry out,
+// never while routing) and the routing lock (one routing change at a time)
+// are for mutations only. Nothing here parses HTTP or renders JSON for the
+// API (api/ does): what is refused is a Failure (failure.h) with a kind,
+// which api/ maps to a status.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -31,6 +32,7 @@
 #include <vector>
 
 #include "controller/config.h"
+#include "controller/decide.h"
 #include "controller/fabric_view.h"
 #include "controller/failure.h"
 #include "controller/plugin_watch.h"
@@ -43,38 +45,6 @@
 
 namespace railyard::controller {
 
-// Who asks, and what they asked as the audit log records it. api/ fills
-// action ("POST /api/v1/drains?force=true") and request (the body) for every
-// call; a mutation that changes state writes its audit record in the same
-// transaction as the change.
-struct Actor {
-  std::string name;  // token name, or "plugin", "controller"
-  Role role = Role::kNone;
-  std::string action;
-  std::string request;
-  // What the caller answers when the change is made (api/: the HTTP status),
-  // for the audit record; never interpreted here. 0: the controller's own.
-  int reply_code = 0;
-};
-
-// What a mutation did: done (no failure; `message` says what was done) or
-// not (`failure` says why). Either way the other fields of each outcome hold
-// what was found: the impact of a refused drain, the drain that exists.
-struct Outcome {
-  std::optional<Failure> failure;
-  std::string message;   // done: "drained ...", "dry run: nothing changed"
-  bool audited = false;  // the audit record was written with the change
-  bool ok() const { return !failure; }
-};
-
-// An outcome of type O refused for `failure`, with nothing else found.
-template <class O>
-O refused(Failure failure) {
-  O out;
-  out.failure = std::move(failure);
-  return out;
-}
-
 // What /health reports: every reason the daemon cannot do its job right now.
 struct Health {
   bool database_writable = true;
@@ -85,54 +55,6 @@ struct Health {
   // not loading), and its status (plugin_watch.h).
   std::vector<std::string> plugin_reasons;
   nlohmann::json plugin;
-};
-
-struct DrainRequest {
-  DrainKind kind = DrainKind::kLink;
-  std::string node;      // GUID, record name or node description
-  uint32_t port = 0;     // link/port drains
-  std::string reason;
-  std::optional<double> expires_at;  // Unix time
-};
-
-struct CutPair {
-  std::string source;       // CA description
-  std::string destination;  // CA description
-  uint32_t sources = 0;     // how many sources lose this destination
-};
-
-struct DrainImpact {
-  uint64_t pairs_cut = 0;          // CA pairs left with only drained paths
-  std::vector<CutPair> cut;        // examples, up to 10
-  routing::RouteDiff diff;         // vs the tables in force
-  double route_ms = 0;             // what-if routing time
-};
-
-struct DrainOutcome : Outcome {
-  bool dry_run = false;
-  std::optional<DrainRecord> drain;
-  DrainImpact impact;
-  std::optional<RerouteRecord> reroute;
-};
-
-struct RerouteOutcome : Outcome {
-  std::optional<RerouteRecord> reroute;
-};
-
-struct LinkEventRequest {
-  std::string event_id;  // the reporter's id: the same id twice is one event
-  std::string node;      // either end of the link
-  uint32_t port = 0;
-  LinkState state = LinkState::kDown;
-  std::string reason;
-  std::optional<double> time;
-};
-
-struct LinkEventOutcome : Outcome {
-  EventRecord event;
-  bool duplicate = false;  // the same id, link and state again: done before, nothing changed now
-  DrainImpact impact;  // of a state change: pairs cut (refused without force), routing time
-  std::optional<RerouteRecord> reroute;
 };
 
 struct JobRequest {
@@ -153,24 +75,6 @@ struct LinkStatus {
   std::vector<int64_t> drains;  // active drains covering it
 };
 
-struct Counters {
-  uint64_t reroutes_requested = 0;
-  uint64_t reroutes_applied = 0;
-  uint64_t reroutes_failed = 0;
-  uint64_t reroutes_rate_limited = 0;
-  uint64_t plugin_events = 0;
-  uint64_t plugin_events_dropped = 0;  // reported by the plugin (seq gaps and hello.dropped)
-  uint64_t plugin_connects = 0;
-  uint64_t lft_changes = 0;
-  uint64_t reroutes_coalesced = 0;       // changes whose reroute waited for the rate limit
-  uint64_t audits_suppressed = 0;        // refused requests beyond limits.refused_audits_per_minute
-  uint64_t audits_failed = 0;            // refused requests whose record could not be written
-  uint64_t divergence_checks = 0;        // plugin digests compared with railyardd's views
-  uint64_t divergences = 0;              // ... that differed (routing_divergence events)
-  uint64_t fabric_resyncs = 0;           // times the plugin was asked for the whole fabric again
-  std::vector<double> reroute_latency_ms;  // the last 1,000 applied
-};
-
 class Controller {
  public:
   // Sends one JSON line to the plugin; false when no plugin is connected.
@@ -184,14 +88,17 @@ class Controller {
   Status start();
   void set_plugin_sender(PluginSender sender);
 
+  // Readers: never wait for a mutation (the published snapshot).
   std::shared_ptr<const FabricView> view() const;
-  const ControllerConfig& config() const { return config_; }
+  // The active drains, as published with the view.
+  std::vector<DrainRecord> drains() const;
+  const ControllerConfig& config() const { return k_.config; }
   Store& store() { return *store_; }
   bool plugin_connected() const;
   Counters counters() const;
   // Changes with every change of the view, drains or link states: a key for
   // caching what is rendered from them.
-  uint64_t generation() const { return generation_.load(); }
+  uint64_t generation() const;
 
   Health health() const;
 
@@ -243,39 +150,34 @@ class Controller {
   void audit_refused(const Actor& actor, int reply_code, const std::string& result);
 
  private:
-  // Base policy + drains + links reported down by monitoring; references that
-  // do not resolve in `fabric` (default: the current one) are left out.
-  policies::Policy effective_policy(const std::vector<DrainRecord>& drains,
-                                    const routing::Fabric* fabric = nullptr) const;
-  policies::Policy effective_policy(const std::vector<DrainRecord>& drains, const std::vector<LinkStateRecord>& states,
-                                    const routing::Fabric* fabric) const;
-  // The drain's target key ("0x<guid>[port]", "0x<guid>"); *label names it for people.
-  Expected<std::string> canonical_target(const routing::Fabric& fabric, const DrainRequest& request,
-                                         std::string* label) const;
-  DrainImpact what_if(const FabricView& current, const policies::Policy& policy,
-                      std::shared_ptr<const FabricView>* out, Status* error) const;
+  // What readers see, swapped whole (published_).
+  struct Published {
+    std::shared_ptr<const FabricView> view;
+    std::vector<DrainRecord> drains;
+    std::vector<LinkStateRecord> link_states;
+    uint64_t generation = 0;
+    mutable std::once_flag links_once;  // links computed by the first reader that asks
+    mutable std::shared_ptr<const std::vector<LinkStatus>> links;
+  };
+
+  // Decides `command` on the strand, routing off it when asked (`routes`:
+  // the command may need routing; it takes the routing lock first), and
+  // carries the decision out. Returns its reply.
+  Reply run(Command command, bool routes);
+  // The executor (executor.cpp; strand held): the effects under the one
+  // rule, then State' adopted and published and the plugin told. On failure
+  // the state is unchanged and the reply (if any) says why.
+  void carry_out(Decision& decision, const Clock& clock);
+  // Steps 1-2 of the rule: the policy file, then the transaction. Why not, or nothing.
+  struct Written {
+    std::optional<int64_t> drain_id;
+    std::optional<EventRecord> event;  // the first event added
+  };
+  std::optional<Failure> make_durable(const Effects& effects, Written* written);
+  void publish();  // strand held
   Status write_policy_file(const policies::Policy& policy);
-  // A reroute request for a change about to be committed: offline applied at
-  // once (the caller re-routed the view); live pending, or queued when the
-  // rate limit is spent (unless `must_send`: then the caller checked it).
-  RerouteRecord new_reroute(const Actor& actor, const std::string& reason, double route_ms);
-  // After the commit: tells the plugin (live, pending); a failed send fails
-  // the request.
-  void send_reroute(RerouteRecord& record, bool policy_changed);
-  // The rate window of reroutes sent to the plugin; true (and counted) when
-  // one more fits.
-  bool take_reroute_slot(double now);
-  // Makes a change durable (see the rule above): `policy` (may be null) to
-  // the policy file, then `write`, the reroute record (may be null) and the
-  // audit record (`done` as its result) in one transaction. An empty optional
-  // on success, else why not (kUnavailable); on failure the old policy file is
-  // put back.
-  std::optional<Failure> commit_change(const Actor& actor, const std::string& fallback_action,
-                                       const policies::Policy* policy, const std::string& done,
-                                       const RerouteRecord* reroute, const std::function<void()>& write);
-  void finish_request(const std::string& id, bool applied, const std::string& detail, double now);
-  void set_view(std::shared_ptr<const FabricView> view);
-  // After the view changed (mu_ held): recompute the SHARP jobs' trees.
+  policies::Policy policy_in_force() const;  // strand held
+  // After the view changed (strand held): recompute the SHARP jobs' trees.
   void sharp_follow_view();
   Result<routing::SharpAllocation> sharp_allocate(const JobRecord& job);
   // What is wrong with a job request on the current view, before the
@@ -284,52 +186,59 @@ class Controller {
   // (kInvalid). What the allocator still refuses then is the fabric's state
   // (capacity, broken links: kConflict).
   std::optional<Failure> check_job_request(const JobRequest& request) const;
-  std::vector<std::string> down_links() const;
-  static std::vector<std::string> down_links(const std::vector<LinkStateRecord>& states);
-  // `time`: when the reporter says it happened (believed when plausible); else now.
-  void record_event(Reporter source, const std::string& type, const nlohmann::json& body,
-                    std::optional<double> time = std::nullopt);
-  // A decoded plugin event (plugin_events.cpp; mu_ held): what it does to
-  // requests and counters. `line` is the event as received, stored as is.
-  void take_plugin_event(const protocol::EventBody& body, const std::string& type, nlohmann::json& line,
-                         double time);
-  void handle_fabric_snapshot(const protocol::FabricEvent& snapshot);
-  // Carries out what the plugin watch decided (mu_ held).
-  void carry_out(PluginWatch::Effects effects, uint64_t pass);
-  void note_link_changes(const FabricView* before, const FabricView& after);
-  std::string next_request_id();
+  // The controller's own events beside a decision (SHARP): written at once,
+  // a failure only counted.
+  void record_event(Reporter source, const std::string& type, const nlohmann::json& body);
+  // The plugin watch (plugin_events.cpp): what a decoded plugin event tells
+  // it (identity, the fabric's changes, digests to compare), carried out
+  // after the event's own decision: its events recorded, its verdicts as
+  // FinishRequests, its commands sent, a new fabric copy routed.
+  // `blocks_in_pass`: LFT blocks counted in the pass before this event.
+  void watch_plugin_event(const protocol::EventBody& body, uint64_t blocks_in_pass);
+  void carry_out_watch(PluginWatch::Effects effects, uint64_t pass);
+  void publish_watch();  // strand held: the watch's health and counters for readers
+  // Reconcile at start (reconcile.cpp): requests left pending by the last
+  // run are re-checked or failed with a reason.
+  void reconcile_requests();
+  // Retention (events and audit by age and count), at most every
+  // limits.retention_interval_s.
+  void apply_retention(double now);
 
-  ControllerConfig config_;
+  Constants k_;
   std::unique_ptr<Store> store_;
-  policies::Policy base_policy_;
-  routing::Fabric offline_fabric_;  // offline source, as read
 
-  mutable std::mutex mu_;           // mutations and the fields below
-  std::shared_ptr<const FabricView> view_;
-  uint64_t next_version_ = 1;
+  std::mutex route_mu_;  // one routing change at a time (taken before strand_)
+  mutable std::mutex strand_;  // decisions and their effects; guards state_, sender_, the fields below
+  State state_;
   PluginSender sender_;
-  bool plugin_connected_ = false;
-  uint64_t last_plugin_seq_ = 0;
-  std::map<std::string, double> pending_;  // request id -> requested at (steady seconds)
-  std::deque<double> reroute_times_;       // reroutes sent to the plugin in the last minute
-  std::vector<std::string> queued_;        // reroute requests waiting for the rate limit
-  std::map<std::string, std::vector<std::string>> coalesced_;  // sent id -> queued ids it carries
-  bool policy_file_ok_ = true;             // the last write of the policy file worked
-  double last_store_probe_ = 0;            // steady seconds
+  bool policy_file_ok_ = true;  // the last write of the policy file worked
   std::string policy_file_error_;
+  double last_store_probe_ = 0;  // steady seconds
+  double last_retention_ = 0;    // steady seconds
+  uint64_t generation_counter_ = 0;
+
+  std::atomic<std::shared_ptr<const Published>> published_;
+
+  mutable std::mutex counters_mu_;  // a copy of state_.counters for readers
+  Counters counters_;
+  std::atomic<bool> plugin_connected_{false};
+  std::atomic<bool> health_policy_ok_{true};
+  mutable std::mutex health_mu_;
+  std::string health_policy_error_;
+  // The plugin's identity, fabric copy and the divergence check (strand
+  // held); what readers see of it, under health_mu_.
+  PluginWatch watch_;
+  std::vector<std::string> watch_reasons_;
+  nlohmann::json watch_status_;
+  uint64_t watch_checks_ = 0, watch_divergences_ = 0, watch_resyncs_ = 0;
+
+  std::mutex audit_mu_;  // refused requests' audit bound
   std::deque<double> refused_audit_times_;  // refused requests audited in the last minute
   uint64_t audits_suppressed_pending_ = 0;  // left out since the last summary record
-  Counters counters_;
-  uint64_t request_counter_ = 0;
-  uint64_t lft_changes_in_pass_ = 0;
-  PluginWatch watch_;  // the plugin's identity, fabric copy and the divergence check
+  std::atomic<uint64_t> audits_suppressed_{0};
+  std::atomic<uint64_t> audits_failed_{0};
 
-  std::atomic<uint64_t> generation_{1};  // bumped by every change links() depends on
-  mutable std::mutex links_mu_;
-  mutable uint64_t links_generation_ = 0;
-  mutable std::shared_ptr<const std::vector<LinkStatus>> links_;
-
-  std::optional<routing::SharpAllocator> sharp_;
+  std::optional<routing::SharpAllocator> sharp_;  // strand held
   uint64_t sharp_version_ = 0;  // view version the allocator follows
 
   std::mutex ar_mu_;  // one AR computation at a time

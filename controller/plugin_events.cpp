@@ -9,11 +9,13 @@
 // when it is plausible.
 #include <cmath>
 #include <optional>
+#include <map>
 #include <set>
 #include <string>
 
 #include "controller/bounded_json.h"
 #include "controller/controller.h"
+#include "controller/decide_parts.h"
 #include "protocol/event_codec.h"
 
 namespace railyard::controller {
@@ -81,181 +83,208 @@ std::string account_seq(uint64_t seq, const protocol::HelloEvent* hello, uint64_
 
 }  // namespace
 
-void Controller::record_event(Reporter source, const std::string& type, const nlohmann::json& body,
-                              std::optional<double> time) {
-  EventRecord e;
-  const double now = unix_now();
-  e.time = now;
-  // The plugin runs on this host: its clock is ours. A time from the future
-  // (beyond clock steps) or before 1970 is not believed.
-  if (time && std::isfinite(*time) && *time >= 0 && *time <= now + 3600) e.time = *time;
-  e.source = source;
-  e.type = type;
-  e.body = safe_dump(body);
-  store_->add_event(std::move(e));
+// Off the strand: the line is parsed with bounded nesting and decoded (a
+// fabric snapshot's topology, ~9 MB at 16k CAs, is read here).
+PluginEventCommand read_plugin_line(const std::string& text) {
+  PluginEventCommand c;
+  c.bytes = text.size();
+  c.line = parse_bounded_json(text, &c.error);
+  if (c.line.is_discarded()) return c;
+  protocol::Decoded<protocol::Envelope> env = protocol::decode_envelope(c.line);
+  if (!env) {
+    c.error = env.error().message();
+    return c;
+  }
+  c.envelope = std::move(*env);
+  protocol::Decoded<protocol::EventBody> body = protocol::decode_event_body(c.envelope->type, c.line);
+  if (body) {
+    c.body = std::move(*body);
+  } else {
+    c.unknown_type = body.error().kind == protocol::DecodeError::Kind::kUnknownType;
+    c.error = body.error().message();
+  }
+  return c;
 }
 
-void Controller::on_plugin_connection(bool connected) {
-  std::lock_guard lock(mu_);
-  plugin_connected_ = connected;
-  // Sequence numbers are followed per connection: the next one starts with
-  // its hello (maybe from another plugin process, numbering from 1 again).
-  last_plugin_seq_ = 0;
-  watch_.on_connection(connected);
-  if (connected) ++counters_.plugin_connects;
-  if (!connected) {
-    // Requests sent to a plugin that went away will not be answered by it.
-    const double now = unix_now();
-    std::vector<std::string> ids;
-    for (const auto& [id, at] : pending_) ids.push_back(id);
-    for (const std::string& id : ids) finish_request(id, false, "plugin disconnected", now);
+// The one place a plugin event is decided: requests it finishes, counters,
+// what is stored. (A fabric snapshot is routed as a SnapshotCommand next.)
+Decision decide_plugin_event(const Constants&, const State& s, const PluginEventCommand& c, const Clock& clock) {
+  Decision d = unchanged(s);
+  State& next = d.next;
+  Effects& fx = d.effects;
+  auto record = [&](Reporter source, const std::string& type, const json& body, std::optional<double> time = {}) {
+    fx.writes.push_back(AddEvent{event_record(source, type, body, clock.now, time)});
+  };
+  if (!c.envelope) {
+    record(Reporter::kController, "plugin_line_rejected", {{"error", c.error}, {"bytes", c.bytes}});
+    return d;
   }
-}
-
-void Controller::on_plugin_line(const std::string& line) {
-  std::string error;
-  json raw = parse_bounded_json(line, &error);
-  std::optional<protocol::Envelope> envelope;
-  if (!raw.is_discarded()) {
-    protocol::Decoded<protocol::Envelope> env = protocol::decode_envelope(raw);
-    if (env) {
-      envelope = std::move(*env);
-    } else {
-      error = env.error().message();
-    }
-  }
-  if (!envelope) {
-    std::lock_guard lock(mu_);
-    record_event(Reporter::kController, "plugin_line_rejected", {{"error", error}, {"bytes", line.size()}});
-    return;
-  }
-  // The body is decoded before the lock: a fabric snapshot's topology (~9 MB
-  // at 16k CAs) is read here.
-  protocol::Decoded<protocol::EventBody> body = protocol::decode_event_body(envelope->type, raw);
-
-  std::lock_guard lock(mu_);
+  const std::string& type = c.envelope->type;
   // Every numbered line counts for drops, whatever its body: the plugin sent it.
-  const uint64_t before = last_plugin_seq_;
-  const auto* hello = body ? std::get_if<protocol::HelloEvent>(&*body) : nullptr;
-  const std::string anomaly = account_seq(envelope->seq, hello, last_plugin_seq_, counters_.plugin_events_dropped);
+  const uint64_t before = next.last_plugin_seq;
+  const auto* hello = c.body ? std::get_if<protocol::HelloEvent>(&*c.body) : nullptr;
+  const std::string anomaly =
+      account_seq(c.envelope->seq, hello, next.last_plugin_seq, next.counters.plugin_events_dropped);
   if (!anomaly.empty()) {
-    record_event(Reporter::kController, "plugin_seq_anomaly",
-                 {{"event", envelope->type}, {"previous_seq", before}, {"reason", anomaly + "; not counted as drops"}});
+    record(Reporter::kController, "plugin_seq_anomaly",
+           {{"event", type}, {"previous_seq", before}, {"reason", anomaly + "; not counted as drops"}});
   }
-  if (!body) {
-    if (body.error().kind == protocol::DecodeError::Kind::kUnknownType) {
-      ++counters_.plugin_events;  // a newer plugin's: counted, not understood
-      return;
-    }
-    if (envelope->type == "fabric") {
-      record_event(Reporter::kController, "snapshot_rejected",
-                   {{"pass", raw.contains("pass") ? safe_dump(raw["pass"]) : "?"}, {"error", body.error().message()}});
+  if (!c.body) {
+    if (c.unknown_type) {
+      ++next.counters.plugin_events;  // a newer plugin's: counted, not understood
+    } else if (type == "fabric") {
+      record(Reporter::kController, "snapshot_rejected",
+             {{"pass", c.line.contains("pass") ? safe_dump(c.line["pass"]) : "?"}, {"error", c.error}});
     } else {
-      record_event(Reporter::kController, "plugin_line_rejected",
-                   {{"error", body.error().message()}, {"bytes", line.size()}});
+      record(Reporter::kController, "plugin_line_rejected", {{"error", c.error}, {"bytes", c.bytes}});
     }
-    return;
+    return d;
   }
-  take_plugin_event(*body, envelope->type, raw, envelope->time);
-}
-
-void Controller::take_plugin_event(const protocol::EventBody& body, const std::string& type, json& line,
-                                   double time) {
-  const double now = unix_now();
-  if (const auto* fabric = std::get_if<protocol::FabricEvent>(&body)) {
-    // An older plugin's whole fabric as topology text.
-    watch_.on_fabric_text(fabric->fabric);
-    handle_fabric_snapshot(*fabric);
-    return;
+  const protocol::EventBody& body = *c.body;
+  // The whole fabric and its changes go to the plugin watch (and a
+  // SnapshotCommand); they are not counted as events.
+  if (std::holds_alternative<protocol::FabricEvent>(body) ||
+      std::holds_alternative<protocol::FabricChangesEvent>(body)) {
+    return d;
   }
-  if (const auto* changes = std::get_if<protocol::FabricChangesEvent>(&body)) {
-    carry_out(watch_.on_fabric_changes(*changes, now), changes->pass);
-    return;
-  }
-  ++counters_.plugin_events;
-  if (const auto* hello = std::get_if<protocol::HelloEvent>(&body)) carry_out(watch_.on_hello(*hello), 0);
+  ++next.counters.plugin_events;
   if (std::holds_alternative<protocol::LftChangeEvent>(body)) {
-    ++counters_.lft_changes;
-    ++lft_changes_in_pass_;
-    return;
+    ++next.counters.lft_changes;
+    ++next.lft_changes_in_pass;
+    return d;
   }
+  json line = c.line;
   if (const auto* pass = std::get_if<protocol::RoutingPassEvent>(&body)) {
-    lft_changes_in_pass_ = 0;
+    next.lft_changes_in_pass = 0;
     if (!pass->ok) {
       for (const std::string& id : pass->requests) {
-        finish_request(id, false, "railyard's routing pass was refused: " + pass->reason, now);
+        finish_request(next, fx, id, false, "railyard's routing pass was refused: " + pass->reason, clock);
       }
     }
-    carry_out(watch_.on_routing_pass(*pass, now), pass->pass);
-    // The per-switch digests are compared, not stored (1,280 at 16k CAs).
+    // The per-switch digests are compared (the watch), not stored (1,280 at 16k CAs).
     if (line.contains("digests") && line["digests"].is_object()) line["digests"].erase("switches");
   }
   if (const auto* done = std::get_if<protocol::UcastRoutingDoneEvent>(&body)) {
     // The plugin's fast path counts the blocks it pushed itself (their
     // acknowledgements are not sent one by one as lft_change).
     const bool pushed = done->blocks_changed >= 0;
-    const uint64_t blocks = pushed ? static_cast<uint64_t>(done->blocks_changed) : lft_changes_in_pass_;
-    // Applied only when the tables the plugin wrote are railyardd's route.
-    carry_out(watch_.on_routing_done(*done, blocks, now), 0);
+    const uint64_t blocks = pushed ? static_cast<uint64_t>(done->blocks_changed) : next.lft_changes_in_pass;
+    // Its requests are finished by the plugin watch's verdict: applied only
+    // when the tables the plugin wrote are railyardd's route (watch_plugin_event).
     line["lft_blocks_changed"] = blocks;
   }
-  if (stored(body)) record_event(Reporter::kPlugin, type, line, time);
+  if (stored(body)) record(Reporter::kPlugin, type, line, c.envelope->time);
+  return d;
 }
 
-void Controller::carry_out(PluginWatch::Effects fx, uint64_t pass) {
-  // mu_ held.
-  for (auto& [type, body] : fx.events) record_event(Reporter::kController, type, body);
-  for (const PluginWatch::Verdict& v : fx.finished) finish_request(v.id, v.applied, v.detail, unix_now());
-  for (const std::string& line : fx.commands) {
-    if (sender_) (void)sender_(line);
+Decision decide_snapshot(const Constants& k, const State& s, const SnapshotCommand& c, const Clock& clock,
+                         const Routed* r) {
+  Decision d = unchanged(s);
+  const std::string pass = std::to_string(c.pass);
+  RoutingJob job;
+  job.base = s.view;
+  job.fabric = c.fabric;
+  job.policy = effective_policy(k, s.drains, s.link_states, c.fabric.get());
+  job.origin = "plugin pass " + pass;
+  job.diff = false;
+  const Routed* routed = routed_now(s, r, std::move(job), d);
+  if (!routed) return d;
+  if (!routed->view) {
+    d.effects.writes.push_back(AddEvent{event_record(Reporter::kController, "snapshot_rejected",
+                                                     {{"pass", pass}, {"error", routed->error}}, clock.now)});
+    return d;
   }
-  if (fx.fabric) handle_fabric_snapshot(protocol::FabricEvent{pass, std::move(fx.fabric)});
-}
-
-void Controller::handle_fabric_snapshot(const protocol::FabricEvent& snapshot) {
-  // mu_ held. The decoder read the topology; the view's Fabric is a copy of
-  // it (build_view owns its fabric).
-  const std::string pass = std::to_string(snapshot.pass);
-  std::shared_ptr<const FabricView> before = view_;
-  const policies::Policy policy = effective_policy(store_->active_drains(), snapshot.fabric.get());
-  Result<std::shared_ptr<const FabricView>> v =
-      build_view(routing::Fabric(*snapshot.fabric), policy, "plugin pass " + pass, next_version_++);
-  if (!v) {
-    record_event(Reporter::kController, "snapshot_rejected", {{"pass", pass}, {"error", v.error().message}});
-    return;
-  }
-  set_view(*v);
-  note_link_changes(before.get(), *view_);
-}
-
-void Controller::note_link_changes(const FabricView* before, const FabricView& after) {
-  ++generation_;
+  State& next = d.next;
+  next.view = adopt_view(next, *routed);
+  ++next.version;
+  d.effects.publish = true;
+  // Links gone from OpenSM's subnet are down (source plugin), and up again
+  // when they return.
   std::set<std::string> now_up;
-  const routing::Fabric& f = after.fabric;
+  const routing::Fabric& f = next.view->fabric;
   for (uint32_t i = 0; i < f.num_links(); ++i) {
     if (f.link(LinkId(i)).state != routing::PortState::kDown) now_up.insert(link_key(f, LinkId(i)));
   }
-  const double now = unix_now();
   std::map<std::string, LinkStateRecord> known;
-  for (const LinkStateRecord& r : store_->current_link_states()) known[r.link] = r;
-  if (before) {
-    const routing::Fabric& b = before->fabric;
+  for (const LinkStateRecord& x : s.link_states) known[x.link] = x;
+  auto set_state = [&](const std::string& key, LinkState state, const char* reason) {
+    const LinkStateRecord rec{key, state, clock.now, Reporter::kPlugin, reason};
+    d.effects.writes.push_back(AddLinkState{rec});
+    d.effects.writes.push_back(AddEvent{event_record(
+        Reporter::kController, "link_" + std::string(to_string(state)),
+        {{"link", key}, {"source", to_string(Reporter::kPlugin)}}, clock.now)});
+    known[key] = rec;
+  };
+  if (s.view) {
+    const routing::Fabric& b = s.view->fabric;
     for (uint32_t i = 0; i < b.num_links(); ++i) {
       const std::string key = link_key(b, LinkId(i));
       if (now_up.contains(key)) continue;
       auto it = known.find(key);
       if (it != known.end() && it->second.state == LinkState::kDown) continue;
-      store_->add_link_state(
-          LinkStateRecord{key, LinkState::kDown, now, Reporter::kPlugin, "gone from OpenSM's subnet"});
-      record_event(Reporter::kController, "link_down", {{"link", key}, {"source", to_string(Reporter::kPlugin)}});
+      set_state(key, LinkState::kDown, "gone from OpenSM's subnet");
     }
   }
-  for (const auto& [key, rec] : known) {
-    if (rec.state == LinkState::kDown && rec.source == Reporter::kPlugin && now_up.contains(key)) {
-      store_->add_link_state(LinkStateRecord{key, LinkState::kUp, now, Reporter::kPlugin, "back in OpenSM's subnet"});
-      record_event(Reporter::kController, "link_up", {{"link", key}, {"source", to_string(Reporter::kPlugin)}});
+  for (const LinkStateRecord& x : s.link_states) {
+    if (x.state == LinkState::kDown && x.source == Reporter::kPlugin && now_up.contains(x.link)) {
+      set_state(x.link, LinkState::kUp, "back in OpenSM's subnet");
     }
   }
+  next.link_states.clear();
+  for (auto& [key, rec] : known) next.link_states.push_back(rec);
+  return d;
+}
+
+// ---- The plugin watch (PluginWatch decides; carried out here) ----------------
+
+void Controller::watch_plugin_event(const protocol::EventBody& body, uint64_t blocks_in_pass) {
+  PluginWatch::Effects fx;
+  uint64_t pass = 0;
+  {
+    std::lock_guard lock(strand_);
+    const double now = unix_now();
+    if (const auto* hello = std::get_if<protocol::HelloEvent>(&body)) {
+      fx = watch_.on_hello(*hello);
+    } else if (const auto* fabric = std::get_if<protocol::FabricEvent>(&body)) {
+      // An older plugin's whole fabric as topology text (routed as a snapshot).
+      watch_.on_fabric_text(fabric->fabric);
+    } else if (const auto* changes = std::get_if<protocol::FabricChangesEvent>(&body)) {
+      fx = watch_.on_fabric_changes(*changes, now);
+      pass = changes->pass;
+    } else if (const auto* routing_pass = std::get_if<protocol::RoutingPassEvent>(&body)) {
+      fx = watch_.on_routing_pass(*routing_pass, now);
+    } else if (const auto* done = std::get_if<protocol::UcastRoutingDoneEvent>(&body)) {
+      const uint64_t blocks = done->blocks_changed >= 0 ? static_cast<uint64_t>(done->blocks_changed) : blocks_in_pass;
+      fx = watch_.on_routing_done(*done, blocks, now);
+    } else {
+      return;
+    }
+    publish_watch();
+  }
+  carry_out_watch(std::move(fx), pass);
+}
+
+void Controller::carry_out_watch(PluginWatch::Effects fx, uint64_t pass) {
+  for (auto& [type, body] : fx.events) record_event(Reporter::kController, type, body);
+  for (PluginWatch::Verdict& v : fx.finished) {
+    run(FinishRequests{{std::move(v.id)}, v.applied, std::move(v.detail)}, false);
+  }
+  if (!fx.commands.empty()) {
+    std::lock_guard lock(strand_);
+    for (const std::string& line : fx.commands) {
+      if (sender_) (void)sender_(line);
+    }
+  }
+  if (fx.fabric) run(SnapshotCommand{std::move(fx.fabric), pass}, true);
+}
+
+void Controller::publish_watch() {
+  std::lock_guard lock(health_mu_);
+  watch_reasons_ = watch_.health_reasons();
+  watch_status_ = watch_.status();
+  watch_checks_ = watch_.divergence().checks();
+  watch_divergences_ = watch_.divergence().divergences();
+  watch_resyncs_ = watch_.fabric().resyncs();
 }
 
 }  // namespace railyard::controller

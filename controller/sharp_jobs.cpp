@@ -46,6 +46,7 @@ std::string trees_json(const routing::Fabric& f, const std::vector<routing::Shar
 }  // namespace
 
 Result<routing::SharpAllocation> Controller::sharp_allocate(const JobRecord& job) {
+  const std::shared_ptr<const FabricView>& view = state_.view;
   if (!sharp_) return Error{"no fabric yet"};
   json req = json::parse(job.request, nullptr, false);
   if (!req.is_object()) return Error{"job '" + job.id + "': stored request is not JSON"};
@@ -53,7 +54,7 @@ Result<routing::SharpAllocation> Controller::sharp_allocate(const JobRecord& job
   sj.id = job.id;
   for (const auto& h : req.value("hosts", json::array())) sj.hosts.push_back(h.get<std::string>());
   for (const auto& c : req.value("cas", json::array())) {
-    Result<NodeId> n = routing::find_node(view_->fabric, c.get<std::string>());
+    Result<NodeId> n = routing::find_node(view->fabric, c.get<std::string>());
     if (!n) return Error{"job '" + job.id + "': unknown CA '" + c.get<std::string>() + "'"};
     sj.cas.push_back(*n);
   }
@@ -64,14 +65,15 @@ Result<routing::SharpAllocation> Controller::sharp_allocate(const JobRecord& job
 }
 
 void Controller::sharp_follow_view() {
-  if (!view_ || sharp_version_ == view_->version) return;
-  sharp_version_ = view_->version;
+  const std::shared_ptr<const FabricView>& view = state_.view;
+  if (!view || sharp_version_ == view->version) return;
+  sharp_version_ = view->version;
   const double now = unix_now();
-  std::vector<uint8_t> drained = view_->options.drained;
-  if (!drained.empty()) drained.resize(view_->fabric.num_links(), 0);
+  std::vector<uint8_t> drained = view->options.drained;
+  if (!drained.empty()) drained.resize(view->fabric.num_links(), 0);
   if (!sharp_) {
-    Result<routing::SharpAllocator> a = routing::SharpAllocator::create(view_->fabric, view_->rails, std::move(drained),
-                                                                        view_->policy.sharp.trees_per_switch);
+    Result<routing::SharpAllocator> a = routing::SharpAllocator::create(view->fabric, view->rails, std::move(drained),
+                                                                        view->policy.sharp.trees_per_switch);
     if (!a) {
       record_event(Reporter::kController, "sharp_unavailable", {{"error", a.error().message}});
       return;
@@ -81,7 +83,7 @@ void Controller::sharp_follow_view() {
     for (JobRecord job : store_->jobs(true)) {
       Result<routing::SharpAllocation> got = sharp_allocate(job);
       if (got) {
-        const std::string trees = trees_json(view_->fabric, got->trees);
+        const std::string trees = trees_json(view->fabric, got->trees);
         if (trees != job.trees) {
           job.trees = trees;
           ++job.version;
@@ -99,7 +101,7 @@ void Controller::sharp_follow_view() {
     }
     return;
   }
-  Result<routing::SharpRecompute> r = sharp_->update(view_->fabric, view_->rails, std::move(drained));
+  Result<routing::SharpRecompute> r = sharp_->update(view->fabric, view->rails, std::move(drained));
   if (!r) {
     record_event(Reporter::kController, "sharp_unavailable", {{"error", r.error().message}});
     return;
@@ -108,10 +110,10 @@ void Controller::sharp_follow_view() {
     std::optional<JobRecord> job = store_->job(id);
     const routing::SharpAllocation* a = sharp_->find(id);
     if (!job || !a) continue;
-    job->trees = trees_json(view_->fabric, a->trees);
+    job->trees = trees_json(view->fabric, a->trees);
     ++job->version;
     job->updated_at = now;
-    job->detail = "trees recomputed after a fabric change (" + view_->origin + ")";
+    job->detail = "trees recomputed after a fabric change (" + view->origin + ")";
     store_->put_job(*job);
     record_event(Reporter::kController, "sharp_job_changed", {{"job", id}, {"version", job->version}});
   }
@@ -128,10 +130,11 @@ void Controller::sharp_follow_view() {
 }
 
 std::optional<Failure> Controller::check_job_request(const JobRequest& request) const {
+  const std::shared_ptr<const FabricView>& view = state_.view;
   // The same checks, in the same order and words, as the allocator's
   // (routing/sharp_trees.cpp resolve()), whose errors carry no kind.
-  const routing::Fabric& f = view_->fabric;
-  const routing::RailMap& rails = view_->rails;
+  const routing::Fabric& f = view->fabric;
+  const routing::RailMap& rails = view->rails;
   const std::string who = "job '" + request.id + "'";
   std::vector<NodeId> cas;
   for (const std::string& name : request.cas) {
@@ -170,8 +173,9 @@ std::optional<Failure> Controller::check_job_request(const JobRequest& request) 
 }
 
 JobOutcome Controller::create_job(const JobRequest& request, const Actor& actor) {
-  std::lock_guard lock(mu_);
-  if (!view_ || !sharp_) return refused<JobOutcome>(Failure::unavailable("no fabric yet"));
+  std::lock_guard lock(strand_);
+  const std::shared_ptr<const FabricView>& view = state_.view;
+  if (!view || !sharp_) return refused<JobOutcome>(Failure::unavailable("no fabric yet"));
   if (std::optional<JobRecord> existing = store_->job(request.id); existing && existing->status == JobStatus::kActive) {
     JobOutcome out = refused<JobOutcome>(Failure::conflict("job '" + request.id + "' already exists; DELETE it first"));
     out.job = existing;
@@ -188,25 +192,28 @@ JobOutcome Controller::create_job(const JobRequest& request, const Actor& actor)
   // The request was checked above: what the allocator refuses now is the
   // fabric's state (capacity, links that are down or drained).
   if (!a) return refused<JobOutcome>(Failure::conflict(a.error().message));
-  job.trees = trees_json(view_->fabric, a->trees);
-  job.detail = "allocated on fabric version " + std::to_string(view_->version);
+  job.trees = trees_json(view->fabric, a->trees);
+  job.detail = "allocated on fabric version " + std::to_string(view->version);
   JobOutcome out;
   const std::string done = "job '" + job.id + "': " + std::to_string(a->trees.size()) + " SHARP trees";
-  if (std::optional<Failure> failed = commit_change(actor, "create job " + job.id, nullptr, done, nullptr,
-                                                    [&] { store_->put_job(job); })) {
+  Effects fx;
+  fx.writes.push_back(PutJob{job});
+  fx.audit = audit_of(actor, "create job " + job.id, done, unix_now());
+  Written written;
+  if (std::optional<Failure> failed = make_durable(fx, &written)) {
     (void)sharp_->release(job.id);  // the slots go back: the job does not exist
     out.failure = std::move(failed);
     return out;
   }
   out.message = done;
   out.audited = true;
-  ++generation_;
+  publish();
   out.job = job;
   return out;
 }
 
 JobOutcome Controller::delete_job(const std::string& id, const Actor& actor) {
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(strand_);
   std::optional<JobRecord> job = store_->job(id);
   if (!job || job->status == JobStatus::kDeleted) return refused<JobOutcome>(Failure::not_found("no job '" + id + "'"));
   job->status = JobStatus::kDeleted;
@@ -215,8 +222,11 @@ JobOutcome Controller::delete_job(const std::string& id, const Actor& actor) {
   job->updated_at = unix_now();
   JobOutcome out;
   const std::string done = "job '" + id + "' deleted; its tree slots are free";
-  if (std::optional<Failure> failed = commit_change(actor, "delete job " + id, nullptr, done, nullptr,
-                                                    [&] { store_->put_job(*job); })) {
+  Effects fx;
+  fx.writes.push_back(PutJob{*job});
+  fx.audit = audit_of(actor, "delete job " + id, done, unix_now());
+  Written written;
+  if (std::optional<Failure> failed = make_durable(fx, &written)) {
     out.failure = std::move(failed);
     return out;
   }
@@ -224,13 +234,13 @@ JobOutcome Controller::delete_job(const std::string& id, const Actor& actor) {
   // Slots are freed once the deletion is durable: a failed delete keeps them.
   if (sharp_ && sharp_->find(id)) (void)sharp_->release(id);
   out.audited = true;
-  ++generation_;
+  publish();
   out.job = job;
   return out;
 }
 
 uint32_t Controller::sharp_trees_on(NodeId sw) const {
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(strand_);
   return sharp_ ? sharp_->trees_on(sw) : 0;
 }
 

@@ -5,13 +5,20 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <iterator>
 #include <memory>
 
 namespace railyard::controller {
 
 namespace {
 
-constexpr const char* kSchema = R"sql(
+// The schema as each version left it: kMigrations[i] takes a database from
+// version i to i + 1. Version 0 is an empty file, or one made before the
+// schema had a version (its tables are the same as version 1's: every
+// statement of migration 1 is IF NOT EXISTS). Add a migration, never edit one.
+constexpr const char* kMigrations[] = {
+    // 0 -> 1: the tables.
+    R"sql(
 CREATE TABLE IF NOT EXISTS drains (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   kind TEXT NOT NULL, target TEXT NOT NULL, target_name TEXT NOT NULL,
@@ -37,7 +44,16 @@ CREATE TABLE IF NOT EXISTS heartbeat (id INTEGER PRIMARY KEY CHECK (id = 1), tim
 CREATE TABLE IF NOT EXISTS reroutes (
   id TEXT PRIMARY KEY, requested_at REAL NOT NULL, requested_by TEXT NOT NULL, reason TEXT NOT NULL,
   status TEXT NOT NULL, finished_at REAL, latency_ms REAL, detail TEXT NOT NULL);
-)sql";
+)sql",
+    // 1 -> 2: retention prunes events and audit records by time; reconcile
+    // finds unfinished requests by status.
+    R"sql(
+CREATE INDEX IF NOT EXISTS events_time ON events(time);
+CREATE INDEX IF NOT EXISTS audit_time ON audit(time);
+CREATE INDEX IF NOT EXISTS reroutes_status ON reroutes(status);
+)sql",
+};
+static_assert(std::size(kMigrations) == kSchemaVersion);
 
 // One prepared statement, finalized on scope exit; bind/column helpers throw
 // StoreError with SQLite's message.
@@ -196,7 +212,18 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
     exec(db, "PRAGMA journal_mode=WAL;");
     exec(db, "PRAGMA synchronous=FULL;");
     exec(db, "PRAGMA foreign_keys=ON;");
-    exec(db, kSchema);
+    int version = store->schema_version();
+    if (version > kSchemaVersion) {
+      return Error{path + ": the database has schema version " + std::to_string(version) +
+                   ", made by a newer railyardd (this one knows up to " + std::to_string(kSchemaVersion) +
+                   "); run that version, or restore a backup"};
+    }
+    for (; version < kSchemaVersion; ++version) {
+      Transaction txn(*store);
+      exec(db, kMigrations[version]);
+      exec(db, ("PRAGMA user_version = " + std::to_string(version + 1)).c_str());
+      txn.commit();
+    }
   } catch (const StoreError& e) {
     return Error{path + ": cannot prepare the database: " + e.what()};
   }
@@ -224,6 +251,7 @@ auto Store::write(F&& f) -> decltype(f()) {
 
 void Store::note_write_failure(const std::string& message) {
   writable_ = false;
+  std::lock_guard lock(error_mu_);
   write_error_ = message;
 }
 
@@ -259,14 +287,68 @@ void Store::Transaction::commit() {
   }
 }
 
-bool Store::writable() const {
-  std::lock_guard lock(mu_);
-  return writable_;
-}
+bool Store::writable() const { return writable_.load(); }
 
 std::string Store::write_error() const {
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(error_mu_);
   return write_error_;
+}
+
+int Store::schema_version() const {
+  std::lock_guard lock(mu_);
+  Stmt s(db_, "PRAGMA user_version");
+  s.step();
+  return static_cast<int>(s.integer(0));
+}
+
+Pruned Store::prune(double now, double events_max_age_s, uint64_t events_max_count, double audit_max_age_s,
+                    uint64_t audit_max_count) {
+  std::lock_guard lock(mu_);
+  Pruned out;
+  Transaction txn(*this);
+  write([&] {
+    auto by_age = [&](const char* table, double max_age_s) -> uint64_t {
+      if (max_age_s <= 0) return 0;
+      Stmt s(db_, (std::string("DELETE FROM ") + table + " WHERE time < ?").c_str());
+      s.bind(1, now - max_age_s);
+      s.step();
+      return static_cast<uint64_t>(sqlite3_changes(db_));
+    };
+    auto by_count = [&](const char* table, uint64_t max_count) -> uint64_t {
+      if (max_count == 0) return 0;
+      // Ids grow with time: everything below the max_count-th newest id goes.
+      Stmt s(db_, (std::string("DELETE FROM ") + table + " WHERE id <= (SELECT id FROM " + table +
+                   " ORDER BY id DESC LIMIT 1 OFFSET ?)").c_str());
+      s.bind(1, static_cast<int64_t>(max_count));
+      s.step();
+      return static_cast<uint64_t>(sqlite3_changes(db_));
+    };
+    out.events = by_age("events", events_max_age_s) + by_count("events", events_max_count);
+    out.audit = by_age("audit", audit_max_age_s) + by_count("audit", audit_max_count);
+  });
+  txn.commit();
+  return out;
+}
+
+void Store::finish_reroute(const std::string& id, RerouteStatus status, double at, const std::string& detail) {
+  std::lock_guard lock(mu_);
+  write([&] {
+    Stmt s(db_,
+           "UPDATE reroutes SET status = ?, finished_at = ?, detail = ?, "
+           "latency_ms = CASE WHEN ? THEN (? - requested_at) * 1000.0 ELSE latency_ms END WHERE id = ?");
+    s.bind(1, std::string(to_string(status))).bind(2, at).bind(3, detail);
+    s.bind(4, static_cast<int64_t>(status == RerouteStatus::kApplied ? 1 : 0)).bind(5, at).bind(6, id);
+    s.step();
+  });
+}
+
+std::vector<RerouteRecord> Store::unfinished_reroutes() const {
+  std::lock_guard lock(mu_);
+  Stmt s(db_, (std::string(kRerouteColumns) + "WHERE status IN (?, ?) ORDER BY requested_at, id").c_str());
+  s.bind(1, std::string(to_string(RerouteStatus::kPending))).bind(2, std::string(to_string(RerouteStatus::kQueued)));
+  std::vector<RerouteRecord> out;
+  while (s.step()) out.push_back(read_reroute(s));
+  return out;
 }
 
 bool Store::probe_write() {

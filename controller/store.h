@@ -3,7 +3,10 @@
 // right after an acknowledged request loses nothing).
 //
 // Tables: drains, events, link_health (state history), audit (every mutation:
-// who, what, when, result) and reroutes (requests and their outcome). All
+// who, what, when, result) and reroutes (requests and their outcome). The
+// schema has a version (PRAGMA user_version, kSchemaVersion): open() brings
+// an older database forward one migration at a time, each in its own
+// transaction with its version, and refuses one made by a newer railyardd. All
 // methods are thread-safe (one connection behind a mutex; requests are short).
 // Errors of SQLite itself (disk full, corrupt file) are thrown as StoreError:
 // nothing is half-written (each call is one transaction). A state column
@@ -14,6 +17,7 @@
 
 #include <sqlite3.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -96,6 +100,15 @@ struct JobRecord {
   int64_t version = 1;   // +1 whenever its trees are recomputed
 };
 
+// The schema version this build writes (store.cpp lists the migrations).
+inline constexpr int kSchemaVersion = 2;
+
+// What prune() removed.
+struct Pruned {
+  uint64_t events = 0;
+  uint64_t audit = 0;
+};
+
 class Store {
  public:
   // Opens (creating, mode 0600) the database and its schema. An existing file
@@ -164,7 +177,17 @@ class Store {
   // Jobs in creation order; active_only = status active.
   std::vector<JobRecord> jobs(bool active_only) const;
 
+  // Retention: events and audit records older than the age (seconds, 0: any
+  // age) or beyond the count (the newest kept, 0: no bound); one transaction.
+  Pruned prune(double now, double events_max_age_s, uint64_t events_max_count, double audit_max_age_s,
+               uint64_t audit_max_count);
+  int schema_version() const;
+
   void put_reroute(const RerouteRecord& rec);  // insert or replace
+  // pending | queued -> `status` (applied: latency from requested_at to `at`).
+  void finish_reroute(const std::string& id, RerouteStatus status, double at, const std::string& detail);
+  // Requests not finished (pending or queued), oldest first.
+  std::vector<RerouteRecord> unfinished_reroutes() const;
   std::vector<RerouteRecord> reroutes(uint32_t limit) const;
   std::optional<RerouteRecord> reroute(const std::string& id) const;
 
@@ -180,8 +203,10 @@ class Store {
   std::string path_;
   mutable std::recursive_mutex mu_;
   int transaction_depth_ = 0;  // under mu_
-  bool writable_ = true;       // under mu_
-  std::string write_error_;    // under mu_
+  // Read by /health without mu_ (a transaction holds it across its fsync).
+  std::atomic<bool> writable_{true};
+  mutable std::mutex error_mu_;
+  std::string write_error_;    // under error_mu_
 };
 
 }  // namespace railyard::controller

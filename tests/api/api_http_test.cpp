@@ -175,10 +175,16 @@ TEST_F(ApiTest, DrainLifecycle) {
   EXPECT_GT(dry.doc()["impact"]["lft_blocks_changed"].get<int>(), 0);
   EXPECT_EQ(d.get("/api/v1/drains").doc()["drains"].size(), 0u);
 
+  const int64_t version_before = d.get("/api/v1/health").doc()["fabric"]["version"];
   Reply made = d.post("/api/v1/drains", kSpineLink);
   ASSERT_EQ(made.status, 201) << made.body;
   const int64_t id = made.doc()["drain"]["id"];
+  // Offline, "applied" means the view in force was routed again with the
+  // drain: a new fabric version, and the request's latency is that routing.
   EXPECT_EQ(made.doc()["reroute"]["status"], "applied");
+  EXPECT_EQ(d.get("/api/v1/health").doc()["fabric"]["version"], version_before + 1);
+  EXPECT_GT(made.doc()["reroute"]["latency_ms"].get<double>(), 0);
+  EXPECT_EQ(made.doc()["reroute"]["latency_ms"], made.doc()["impact"]["route_ms"]);
   EXPECT_EQ(made.doc()["impact"]["pairs_rerouted"], dry.doc()["impact"]["pairs_rerouted"]);
 
   json drained = d.get("/api/v1/links?state=drained").doc();
@@ -262,6 +268,7 @@ TEST_F(ApiTest, DrainThatCutsPairsIsRefusedUnlessForced) {
 
 TEST_F(ApiTest, RerouteIsRateLimited) {
   Daemon d(dir_, 2);
+  const int64_t version_before = d.get("/api/v1/health").doc()["fabric"]["version"];
   EXPECT_EQ(d.post("/api/v1/reroute", "").status, 202);
   Reply second = d.post("/api/v1/reroute", R"({"reason": "test"})");
   EXPECT_EQ(second.status, 202);
@@ -269,17 +276,35 @@ TEST_F(ApiTest, RerouteIsRateLimited) {
   Reply third = d.post("/api/v1/reroute", "");
   EXPECT_EQ(third.status, 429);
   EXPECT_FALSE(third.retry_after.empty());
+  // Offline each accepted reroute routes the view again (a new version); the
+  // refused one does not.
+  EXPECT_EQ(d.get("/api/v1/health").doc()["fabric"]["version"], version_before + 2);
   Reply got = d.get("/api/v1/reroutes/" + id);
   EXPECT_EQ(got.status, 200);
   EXPECT_EQ(got.doc()["status"], "applied");
+  EXPECT_GT(got.doc()["latency_ms"].get<double>(), 0) << got.body;
   EXPECT_EQ(got.doc()["reason"], "test");
   EXPECT_EQ(d.get("/api/v1/reroutes/nope").status, 404);
   EXPECT_EQ(d.post("/api/v1/reroute", R"({"why": 1})").status, 400);
 }
 
+// The uplink of leaf g000 r0 that the route node001 -> node016 leaves by
+// (hops: the CA, its leaf, ...): the port a test takes away must be one the
+// route really uses, or "the route avoids it" proves nothing.
+int uplink_of_route(Daemon& d) {
+  const json route = d.get("/api/v1/routes/node001%20mlx5_0/node016%20mlx5_0").doc();
+  EXPECT_EQ(route["delivered"], true) << route.dump();
+  EXPECT_EQ(route["hops"][1]["node"], "leaf g000 r0") << route.dump();
+  const int port = route["hops"][1].value("out_port", 0);
+  EXPECT_GE(port, 9) << "an uplink (ports 9..16): " << route.dump();
+  return port;
+}
+
 TEST_F(ApiTest, LinkEventsAreIdempotentAndReroute) {
   Daemon d(dir_);
-  const std::string ev = R"({"id": "mon-17", "node": "leaf g000 r0", "port": 9, "state": "down", "reason": "symbol errors"})";
+  const int used = uplink_of_route(d);
+  const std::string ev = R"({"id": "mon-17", "node": "leaf g000 r0", "port": )" + std::to_string(used) +
+                         R"(, "state": "down", "reason": "symbol errors"})";
   Reply first = d.post("/api/v1/events/link", ev);
   ASSERT_EQ(first.status, 201) << first.body;
   EXPECT_EQ(first.doc()["duplicate"], false);
@@ -294,13 +319,18 @@ TEST_F(ApiTest, LinkEventsAreIdempotentAndReroute) {
   ASSERT_EQ(events["events"].size(), 1u);
   EXPECT_EQ(events["events"][0]["type"], "link_down");
   EXPECT_EQ(events["events"][0]["external_id"], "mon-17");
-  // Routes avoid the reported link.
+  // The route that used the reported link avoids it now, and takes it again
+  // once the link is back (routing is deterministic).
   json route = d.get("/api/v1/routes/node001%20mlx5_0/node016%20mlx5_0").doc();
   EXPECT_EQ(route["delivered"], true);
-  EXPECT_NE(route["hops"][1].value("out_port", 0), 9);
+  EXPECT_NE(route["hops"][1].value("out_port", 0), used) << route.dump();
 
-  EXPECT_EQ(d.post("/api/v1/events/link", R"({"id": "mon-18", "node": "leaf g000 r0", "port": 9, "state": "up"})").status, 201);
+  EXPECT_EQ(d.post("/api/v1/events/link", R"({"id": "mon-18", "node": "leaf g000 r0", "port": )" +
+                                              std::to_string(used) + R"(, "state": "up"})")
+                .status,
+            201);
   EXPECT_EQ(d.get("/api/v1/links?state=down").doc()["count"], 0);
+  EXPECT_EQ(uplink_of_route(d), used);
   EXPECT_EQ(d.post("/api/v1/events/link", R"({"id": "x", "node": "leaf g000 r0", "port": 9, "state": "sideways"})").status,
             400);
   EXPECT_EQ(d.post("/api/v1/events/link", R"({"id": "x", "node": "ghost", "port": 9, "state": "down"})").status, 404);
@@ -308,9 +338,12 @@ TEST_F(ApiTest, LinkEventsAreIdempotentAndReroute) {
 
 TEST_F(ApiTest, StateSurvivesARestart) {
   int64_t id = 0;
+  int used = 0;
   {
     Daemon d(dir_);
-    Reply made = d.post("/api/v1/drains", kSpineLink);
+    used = uplink_of_route(d);
+    Reply made = d.post("/api/v1/drains", R"({"target": "link", "node": "leaf g000 r0", "port": )" +
+                                              std::to_string(used) + R"(, "reason": "flapping"})");
     ASSERT_EQ(made.status, 201);
     id = made.doc()["drain"]["id"];
     ASSERT_EQ(d.post("/api/v1/events/link", R"({"id": "m1", "node": "leaf g001 r1", "port": 10, "state": "down"})").status,
@@ -322,9 +355,12 @@ TEST_F(ApiTest, StateSurvivesARestart) {
   EXPECT_EQ(drains["drains"][0]["id"], id);
   EXPECT_EQ(d.get("/api/v1/links?state=drained").doc()["count"], 1);
   EXPECT_EQ(d.get("/api/v1/links?state=down").doc()["count"], 1);
-  // Still applied: routes from leaf g000 r0 avoid port 9.
+  // Still applied after the restart: the route that used the drained link
+  // avoids it; undrained, it takes it again.
   json route = d.get("/api/v1/routes/node001%20mlx5_0/node016%20mlx5_0").doc();
-  EXPECT_NE(route["hops"][1].value("out_port", 0), 9);
+  EXPECT_NE(route["hops"][1].value("out_port", 0), used) << route.dump();
+  ASSERT_EQ(d.del("/api/v1/drains/" + std::to_string(id)).status, 200);
+  EXPECT_EQ(uplink_of_route(d), used);
 }
 
 TEST_F(ApiTest, AdaptiveRoutingGroups) {

@@ -269,3 +269,34 @@ TEST(ControllerConfig, MissingFileIsAnError) {
 
 }  // namespace
 }  // namespace railyard::controller
+
+namespace railyard::controller {
+namespace {
+
+TEST(ControllerConfig, ReadsRetention) {
+  auto defaults = parse_controller_config("fabric: {source: offline, topology_file: f}\n", "c.yaml");
+  ASSERT_TRUE(defaults.ok()) << defaults.error().message;
+  EXPECT_EQ(defaults->events_max_age_days, 90u);
+  EXPECT_EQ(defaults->audit_max_count, 1'000'000u);
+  auto cfg = parse_controller_config(
+      "fabric: {source: offline, topology_file: f}\n"
+      "retention: {events_max_age_days: 7, events_max_count: 500, audit_max_age_days: 0, audit_max_count: 20}\n",
+      "c.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.error().message;
+  EXPECT_EQ(cfg->events_max_age_days, 7u);
+  EXPECT_EQ(cfg->events_max_count, 500u);
+  EXPECT_EQ(cfg->audit_max_age_days, 0u);
+  EXPECT_EQ(cfg->audit_max_count, 20u);
+  auto typo = parse_controller_config(
+      "fabric: {source: offline, topology_file: f}\nretention: {events_max_age: 7}\n", "c.yaml");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.error().message.find("c.yaml:2: unknown key 'events_max_age'"), std::string::npos)
+      << typo.error().message;
+  auto negative = parse_controller_config(
+      "fabric: {source: offline, topology_file: f}\nretention: {audit_max_count: -1}\n", "c.yaml");
+  ASSERT_FALSE(negative.ok());
+  EXPECT_NE(negative.error().message.find("c.yaml:2:"), std::string::npos) << negative.error().message;
+}
+
+}  // namespace
+}  // namespace railyard::controller

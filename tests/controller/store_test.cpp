@@ -238,3 +238,101 @@ TEST_F(StoreTest, StatesAreKeptAsTheirWords) {
 
 }  // namespace
 }  // namespace railyard::controller
+
+namespace railyard::controller {
+namespace {
+
+// The schema railyardd wrote before the schema had a version (user_version 0),
+// as that build created it.
+constexpr const char* kUnversionedSchema = R"sql(
+CREATE TABLE drains (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  kind TEXT NOT NULL, target TEXT NOT NULL, target_name TEXT NOT NULL,
+  reason TEXT NOT NULL, created_by TEXT NOT NULL, created_at REAL NOT NULL,
+  expires_at REAL, removed_at REAL, removed_by TEXT NOT NULL DEFAULT '');
+CREATE TABLE events (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  time REAL NOT NULL, source TEXT NOT NULL, type TEXT NOT NULL,
+  external_id TEXT, body TEXT NOT NULL);
+CREATE UNIQUE INDEX events_external ON events(source, external_id) WHERE external_id IS NOT NULL;
+CREATE TABLE link_health (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  link TEXT NOT NULL, state TEXT NOT NULL, time REAL NOT NULL, source TEXT NOT NULL, reason TEXT NOT NULL);
+CREATE INDEX link_health_link ON link_health(link, id);
+CREATE TABLE audit (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  time REAL NOT NULL, actor TEXT NOT NULL, role TEXT NOT NULL, action TEXT NOT NULL,
+  request TEXT NOT NULL, status INTEGER NOT NULL, result TEXT NOT NULL);
+CREATE TABLE jobs (
+  id TEXT PRIMARY KEY, request TEXT NOT NULL, trees TEXT NOT NULL, status TEXT NOT NULL, detail TEXT NOT NULL,
+  created_by TEXT NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL, version INTEGER NOT NULL);
+CREATE TABLE heartbeat (id INTEGER PRIMARY KEY CHECK (id = 1), time REAL NOT NULL);
+CREATE TABLE reroutes (
+  id TEXT PRIMARY KEY, requested_at REAL NOT NULL, requested_by TEXT NOT NULL, reason TEXT NOT NULL,
+  status TEXT NOT NULL, finished_at REAL, latency_ms REAL, detail TEXT NOT NULL);
+INSERT INTO drains (kind, target, target_name, reason, created_by, created_at)
+  VALUES ('link', '0x0002c90300000001[9]', 'leaf[9]', 'old', 'ops', 1000);
+INSERT INTO reroutes VALUES ('r1', 1000, 'ops', 'drain', 'pending', NULL, NULL, '');
+)sql";
+
+TEST_F(StoreTest, ADatabaseOfThePreviousSchemaIsMigratedForward) {
+  exec(kUnversionedSchema);
+  ASSERT_EQ(raw("PRAGMA user_version"), "0");
+  auto store = open();
+  EXPECT_EQ(store->schema_version(), kSchemaVersion);
+  EXPECT_EQ(raw("PRAGMA user_version"), std::to_string(kSchemaVersion));
+  // Version 2's indexes exist, and what was there is still there.
+  EXPECT_EQ(raw("SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name IN "
+                "('events_time', 'audit_time', 'reroutes_status')"),
+            "3");
+  ASSERT_EQ(store->active_drains().size(), 1u);
+  EXPECT_EQ(store->active_drains()[0].reason, "old");
+  ASSERT_EQ(store->unfinished_reroutes().size(), 1u);
+  EXPECT_EQ(store->unfinished_reroutes()[0].id, "r1");
+  // Opening again changes nothing.
+  store.reset();
+  EXPECT_EQ(open()->schema_version(), kSchemaVersion);
+}
+
+TEST_F(StoreTest, ADatabaseOfANewerSchemaIsRefused) {
+  exec("PRAGMA user_version = 99");
+  auto s = Store::open(path_);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("schema version 99, made by a newer railyardd"), std::string::npos)
+      << s.error().message;
+}
+
+TEST_F(StoreTest, RetentionPrunesEventsAndAuditByAgeAndCount) {
+  auto store = open();
+  const double now = 1'000'000;
+  for (int i = 0; i < 10; ++i) {
+    EventRecord e;
+    e.time = now - (10 - i) * 86400.0;  // 10 days ago .. 1 day ago
+    e.type = "e" + std::to_string(i);
+    e.body = "{}";
+    store->add_event(e);
+    AuditRecord a;
+    a.time = e.time;
+    a.actor = "ops";
+    a.result = "a" + std::to_string(i);
+    store->add_audit(a);
+  }
+  // Events: older than 5.5 days go (the 10..6 days old: 5), then the newest
+  // 3 remain (2 more go). Audit: no age bound, the newest 4 remain.
+  Pruned p = store->prune(now, 5.5 * 86400, 3, 0, 4);
+  EXPECT_EQ(p.events, 7u);
+  EXPECT_EQ(p.audit, 6u);
+  const auto events = store->events_since(0, 100);
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0].type, "e7");
+  EXPECT_EQ(events[2].type, "e9");
+  const auto audit = store->audit_since(0, 100);
+  ASSERT_EQ(audit.size(), 4u);
+  EXPECT_EQ(audit[0].result, "a6");
+  // No bound: nothing more goes.
+  EXPECT_EQ(store->prune(now, 0, 0, 0, 0).events, 0u);
+  EXPECT_EQ(store->events_since(0, 100).size(), 3u);
+}
+
+}  // namespace
+}  // namespace railyard::controller
