@@ -121,18 +121,22 @@ struct PluginLink::Session {
   uid_t uid = 0;
   gid_t gid = 0;
   bool in_group = false;           // the configured group is among its supplementary groups
-  bool plugin = false;             // has sent a line: the plugin's connection (guarded by mu_)
-  std::deque<std::string> outbox;  // guarded by PluginLink::mu_
+  // On the link's strand:
+  bool plugin = false;             // has sent a line: the plugin's connection
+  std::deque<std::string> outbox;
   bool writing = false;
   bool closed = false;
 };
 
 PluginLink::PluginLink(asio::io_context& io, PluginSocketOptions options, LineHandler on_line,
                        ConnectionHandler on_connection, LogHandler log)
-    : io_(io), options_(std::move(options)), on_line_(std::move(on_line)), on_connection_(std::move(on_connection)),
-      log_(std::move(log)), acceptor_(io), accept_retry_(io), own_uid_(::geteuid()) {}
+    : io_(io), strand_(asio::make_strand(io)), options_(std::move(options)), on_line_(std::move(on_line)),
+      on_connection_(std::move(on_connection)), log_(std::move(log)), acceptor_(strand_), accept_retry_(strand_),
+      own_uid_(::geteuid()) {}
 
-PluginLink::~PluginLink() { stop(); }
+// The io_context no longer runs this link's handlers (it has stopped, or
+// never ran them): whatever stop() left is done here.
+PluginLink::~PluginLink() { close_all(); }
 
 void PluginLink::log(LogLevel level, const std::string& text) const {
   if (log_) log_(level, text);
@@ -220,6 +224,14 @@ void PluginLink::remove_own_socket() {
 }
 
 void PluginLink::stop() {
+  if (strand_.running_in_this_thread() || io_.stopped()) {
+    close_all();
+    return;
+  }
+  asio::post(strand_, [this] { close_all(); });
+}
+
+void PluginLink::close_all() {
   boost::system::error_code ec;
   accept_retry_.cancel();
   if (acceptor_.is_open()) acceptor_.close(ec);
@@ -228,13 +240,13 @@ void PluginLink::stop() {
     ::close(lock_fd_);
     lock_fd_ = -1;
   }
-  std::lock_guard lock(mu_);
   for (const std::shared_ptr<Session>& s : open_) {
     s->closed = true;
     s->socket.close(ec);
   }
   open_.clear();
   current_.reset();
+  connected_ = false;
 }
 
 bool PluginLink::peer_allowed(const Session& s) const {
@@ -243,7 +255,7 @@ bool PluginLink::peer_allowed(const Session& s) const {
 }
 
 void PluginLink::accept() {
-  acceptor_.async_accept([this](boost::system::error_code ec, stream::socket socket) {
+  acceptor_.async_accept(strand_, [this](boost::system::error_code ec, stream::socket socket) {
     if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
     if (ec) {
       // Out of descriptors and the like: try again shortly, not in a busy loop.
@@ -283,10 +295,7 @@ void PluginLink::accept() {
       return;
     }
     log(LogLevel::kInfo, options_.path + ": connection from " + s->who());
-    {
-      std::lock_guard lock(mu_);
-      open_.insert(s);
-    }
+    open_.insert(s);
     read(s);
     accept();
   });
@@ -294,17 +303,15 @@ void PluginLink::accept() {
 
 void PluginLink::end_session(const std::shared_ptr<Session>& s, const std::string& why) {
   bool was_plugin = false;
-  {
-    std::lock_guard lock(mu_);
-    if (current_ == s) {
-      current_.reset();
-      was_plugin = true;
-    }
-    s->closed = true;
-    boost::system::error_code ignored;
-    s->socket.close(ignored);
-    open_.erase(s);
+  if (current_ == s) {
+    current_.reset();
+    connected_ = false;
+    was_plugin = true;
   }
+  s->closed = true;
+  boost::system::error_code ignored;
+  s->socket.close(ignored);
+  open_.erase(s);
   if (!why.empty()) log(LogLevel::kInfo, options_.path + ": connection from " + s->who() + " ended: " + why);
   if (was_plugin) on_connection_(false);
 }
@@ -328,22 +335,20 @@ void PluginLink::read(std::shared_ptr<Session> s) {
     s->buffer.consume(n);
     bool became_plugin = false;
     std::string replaced;
-    {
-      std::lock_guard lock(mu_);
-      if (s->closed) return;  // replaced or stopped while this line was read
-      if (!s->plugin) {
-        // Its first line: this connection is the plugin's from now on.
-        s->plugin = true;
-        became_plugin = true;
-        if (current_) {
-          replaced = current_->who();
-          boost::system::error_code ignored;
-          current_->closed = true;
-          current_->socket.close(ignored);
-          open_.erase(current_);
-        }
-        current_ = s;
+    if (s->closed) return;  // replaced or stopped while this line was read
+    if (!s->plugin) {
+      // Its first line: this connection is the plugin's from now on.
+      s->plugin = true;
+      became_plugin = true;
+      if (current_) {
+        replaced = current_->who();
+        boost::system::error_code ignored;
+        current_->closed = true;
+        current_->socket.close(ignored);
+        open_.erase(current_);
       }
+      current_ = s;
+      connected_ = true;
     }
     if (!replaced.empty()) {
       log(LogLevel::kInfo, options_.path + ": the connection from " + s->who() + " replaces the one from " + replaced);
@@ -362,41 +367,34 @@ void PluginLink::read(std::shared_ptr<Session> s) {
 }
 
 bool PluginLink::send(const std::string& line) {
-  std::shared_ptr<Session> s;
-  {
-    std::lock_guard lock(mu_);
-    s = current_;
-    if (!s || s->closed) return false;
-    s->outbox.push_back(line + "\n");
-    if (s->writing) return true;
+  if (!connected_.load()) return false;
+  asio::post(strand_, [this, text = line + "\n"]() mutable {
+    const std::shared_ptr<Session> s = current_;
+    if (!s || s->closed) return;  // gone meanwhile: as if the write had failed
+    s->outbox.push_back(std::move(text));
+    if (s->writing) return;
     s->writing = true;
-  }
-  asio::post(io_, [this, s] { write_next(s); });
+    write_next(s);
+  });
   return true;
 }
 
+// On the strand; one write at a time per connection.
 void PluginLink::write_next(std::shared_ptr<Session> s) {
-  std::string* front = nullptr;
-  {
-    std::lock_guard lock(mu_);
-    if (s->outbox.empty() || s->closed) {
-      s->writing = false;
-      return;
-    }
-    front = &s->outbox.front();
+  if (s->outbox.empty() || s->closed) {
+    s->writing = false;
+    return;
   }
-  asio::async_write(s->socket, asio::buffer(*front), [this, s](boost::system::error_code ec, size_t) {
-    {
-      std::lock_guard lock(mu_);
-      s->outbox.pop_front();
-      if (ec) {
-        s->closed = true;
-        s->writing = false;
-        return;
-      }
-    }
-    write_next(s);
-  });
+  asio::async_write(s->socket, asio::buffer(s->outbox.front()),
+                    asio::bind_executor(strand_, [this, s](boost::system::error_code ec, size_t) {
+                      s->outbox.pop_front();
+                      if (ec) {
+                        s->closed = true;
+                        s->writing = false;
+                        return;
+                      }
+                      write_next(s);
+                    }));
 }
 
 }  // namespace railyard::controller

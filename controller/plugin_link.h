@@ -1,7 +1,10 @@
 // PluginLink: the controller's end of the plugin socket (docs/plugin_protocol.md).
 // Listens on a Unix stream socket; lines in go to `on_line`; send() writes one
-// command line. Runs on the caller's io_context; send() may be called from any
-// thread.
+// command line. Runs on the caller's io_context (any number of threads), all
+// of it on one strand: accepting, reading, writing, closing and the handlers
+// (on_line, on_connection) never run at the same time, and a write is never
+// beside another write. send() and stop() may be called from any thread: they
+// post their work to the strand.
 //
 // The socket is a trust boundary: whoever talks on it feeds the controller
 // fabric snapshots and routing outcomes. Hence:
@@ -73,10 +76,11 @@ class PluginLink {
   // On error nothing at the path has been touched except a stale socket.
   Status start();
   // Closes every connection; removes the socket file if this link created it
-  // and it is still there; releases the lock. Call it on the io_context's
-  // thread or once that has stopped.
+  // and it is still there; releases the lock. From any thread: done on the
+  // strand (at once when called on it, or once the io_context has stopped;
+  // the destructor finishes it in any case).
   void stop();
-  // False when no plugin is connected.
+  // False when no plugin is connected; else the line is queued for it.
   bool send(const std::string& line);
 
   // Connections closed because the peer was not allowed (SO_PEERCRED).
@@ -95,8 +99,10 @@ class PluginLink {
   void write_next(std::shared_ptr<Session> s);
   void log(LogLevel level, const std::string& text) const;
   void remove_own_socket();
+  void close_all();  // on the strand, or once the io_context has stopped
 
   boost::asio::io_context& io_;
+  boost::asio::strand<boost::asio::io_context::executor_type> strand_;
   PluginSocketOptions options_;
   LineHandler on_line_;
   ConnectionHandler on_connection_;
@@ -108,7 +114,8 @@ class PluginLink {
   std::optional<gid_t> group_gid_;
   uid_t own_uid_;
   std::atomic<uint64_t> peers_refused_{0};
-  std::mutex mu_;  // the fields below and Session::outbox/writing/closed
+  std::atomic<bool> connected_{false};        // current_ is set (read by send())
+  // On the strand only:
   std::shared_ptr<Session> current_;          // the plugin's connection
   std::set<std::shared_ptr<Session>> open_;   // every open connection
 };
