@@ -14,6 +14,7 @@
 
 #include "api/endpoints.h"
 #include "api/http_types.h"
+#include "controller/auto_isolation.h"
 #include "controller/controller.h"
 #include "controller/rail_health.h"
 
@@ -50,6 +51,8 @@ class Api {
   };
   std::shared_ptr<const RailHealthSnapshot> rail_health();
   controller::Controller& controller() { return c_; }
+  // Automatic isolation (railyardd runs one); null: its endpoints answer 503.
+  void set_isolation(controller::AutoIsolation* isolation) { isolation_ = isolation; }
 
  private:
   controller::Actor authenticate(const std::string& authorization) const;
@@ -71,6 +74,7 @@ class Api {
   void refresh_documents();
 
   controller::Controller& c_;
+  controller::AutoIsolation* isolation_ = nullptr;
   std::shared_ptr<HttpStats> http_stats_ = std::make_shared<HttpStats>();
   std::mutex cache_mu_;
   struct Cached {

@@ -4,6 +4,7 @@
 
 #include "api/api.h"
 #include "api/event_stream.h"
+#include "api/isolation_render.h"
 #include "api/openapi.h"
 #include "api/rail_events.h"
 #include "api/render.h"
@@ -498,6 +499,30 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
       const ctl::JobOutcome o = c_.delete_job(params.at("id"), replying(actor, 200));
       *audited = o.audited;
       return outcome_response(o, o.job ? json{{"job", render_job(*o.job)}} : json::object(), 200);
+    }
+    case EndpointId::kIsolation:
+      return json_response(200, render_isolation(need_isolation(isolation_)->snapshot()));
+    case EndpointId::kIsolationReset: {
+      parse_object(req.body, {}, true);
+      const ctl::Outcome o = need_isolation(isolation_)->reset(replying(actor, 200), ctl::unix_now());
+      *audited = o.audited;
+      return outcome_response(o, render_isolation(isolation_->snapshot()), 200);
+    }
+    case EndpointId::kIsolationExclude: {
+      const json j = parse_object(req.body, {"target", "reason", "expires"});
+      ctl::ExcludeEntry x;
+      x.target = get_string(j, "target", true);
+      x.reason = get_string(j, "reason", false);
+      x.expires_at = parse_expires(j);
+      const ctl::Outcome o = need_isolation(isolation_)->exclude(x, replying(actor, 201), ctl::unix_now());
+      *audited = o.audited;
+      return outcome_response(o, render_isolation(isolation_->snapshot()), 201);
+    }
+    case EndpointId::kIsolationUnexclude: {
+      const ctl::Outcome o =
+          need_isolation(isolation_)->unexclude(params.at("target"), replying(actor, 200), ctl::unix_now());
+      *audited = o.audited;
+      return outcome_response(o, render_isolation(isolation_->snapshot()), 200);
     }
     default: break;
   }

@@ -92,6 +92,16 @@ constexpr Endpoint kEndpoints[] = {
      "One job: per rail the root, each switch's parent and children, each leaf's CAs, height, fan-in", {}, ""},
     {EndpointId::kJobDelete, "DELETE", "/api/v1/jobs/{id}", Role::kOperator, true,
      "Release a job's SHARP trees (frees their switch slots)", {}, ""},
+    {EndpointId::kIsolation, "GET", "/api/v1/isolation", Role::kViewer, false,
+     "Automatic isolation: config, the breaker (tripped or not), links isolated, the exclude list, recent flaps", {},
+     ""},
+    {EndpointId::kIsolationReset, "POST", "/api/v1/isolation/reset", Role::kOperator, true,
+     "Reset the breaker: automation resumes", {}, ""},
+    {EndpointId::kIsolationExclude, "POST", "/api/v1/isolation/exclude", Role::kOperator, true,
+     "Never isolate this link or node automatically (until it expires)", {},
+     R"({"target": "0x<guid>[port] or 0x<guid>", "reason": "...", "expires": "<Unix time or \"+SECONDS\">"})"},
+    {EndpointId::kIsolationUnexclude, "DELETE", "/api/v1/isolation/exclude/{target}", Role::kOperator, true,
+     "Take a link or node off the exclude list", {}, ""},
 };
 
 // "/api/v1/routes/{src}/{dst}" against "/api/v1/routes/a/b".

@@ -17,6 +17,7 @@ enum class EndpointId {
   kIndex, kOpenApi, kHealth, kFabric, kSwitches, kHosts, kLinks, kRoute, kEvents, kSlurm, kMetrics,
   kDrainsList, kDrainCreate, kDrainDelete, kReroute, kReroutesList, kRerouteGet, kLinkEvent,
   kAr, kArSummary, kJobsList, kJobCreate, kJobGet, kJobDelete, kKubernetes, kHostRails, kRailEvents, kWhoami, kGrid, kEventStream,
+  kIsolation, kIsolationReset, kIsolationExclude, kIsolationUnexclude,
 };
 
 struct QueryParam {

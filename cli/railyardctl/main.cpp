@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   add_reroute_commands(app, ctx);
   add_event_commands(app, ctx);
   add_job_commands(app, ctx);
+  add_isolation_commands(app, ctx);
 
   try {
     app.parse(argc, argv);

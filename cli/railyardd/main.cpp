@@ -113,7 +113,23 @@ int serve(const std::string& path, int port_override, const std::string& port_fi
                  socket_options.group.empty() ? "" : ", group " + socket_options.group);
   }
 
+  // Automatic isolation (isolation: in the config, off by default): its
+  // state and operator endpoints answer either way; its thread runs when on.
+  controller::AutoIsolation isolation(ctl, config_copy.isolation);
+  isolation.set_log([](bool warn, const std::string& text) {
+    spdlog::log(warn ? spdlog::level::warn : spdlog::level::info, "{}", text);
+  });
+  if (config_copy.isolation.enabled) {
+    isolation.start_thread();
+    spdlog::info("automatic isolation on{}: {} downs in {} s isolate a link, clean {} s restores it, cap {} links or {}%",
+                 config_copy.isolation.dry_run ? " (dry run)" : "", config_copy.isolation.flaps,
+                 config_copy.isolation.window_s, config_copy.isolation.clean_s, config_copy.isolation.max_links,
+                 config_copy.isolation.max_percent);
+  } else {
+    isolation.start_at(controller::unix_now());
+  }
   api::Api api(ctl);
+  api.set_isolation(&isolation);
   api::HttpServer server(io, api, limits);
   Result<uint16_t> bound = server.listen(address, port);
   if (!bound) {
@@ -166,6 +182,7 @@ int serve(const std::string& path, int port_override, const std::string& port_fi
   io.run();
   for (std::thread& t : pool) t.join();
   slurm_sync.reset();
+  isolation.stop();
   spdlog::info("stopped");
   return 0;
 }
