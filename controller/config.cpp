@@ -190,10 +190,24 @@ struct Loader {
     count("audit_max_count", &cfg.audit_max_count);
   }
 
+  void telemetry(const yaml::Value& v) {
+    const yaml::Map m = v.map({"history", "hot_xmit_wait_per_s", "top_n", "error_burst", "max_ports"});
+    TelemetryConfig& t = cfg.telemetry;
+    if (const yaml::Value* x = m.find("history")) t.history = static_cast<uint32_t>(x->unsigned_in(1, 100000, "history"));
+    if (const yaml::Value* x = m.find("hot_xmit_wait_per_s")) {
+      t.hot_xmit_wait_per_s = static_cast<double>(x->unsigned_in(1, uint64_t{1} << 53, "threshold"));
+    }
+    if (const yaml::Value* x = m.find("top_n")) t.top_n = static_cast<uint32_t>(x->unsigned_in(1, 1000, "top_n"));
+    if (const yaml::Value* x = m.find("error_burst")) t.error_burst = x->unsigned_in(1, uint64_t{1} << 53, "threshold");
+    if (const yaml::Value* x = m.find("max_ports")) {
+      t.max_ports = static_cast<uint32_t>(x->unsigned_in(1, 16u << 20, "max_ports"));
+    }
+  }
+
   void load(const yaml::Value& root) {
     if (root.is_null()) root.fail("empty config: fabric is required");
     const yaml::Map m = root.map({"listen", "tokens", "database", "fabric", "policy", "limits", "slurm", "isolation",
-                                  "retention", "log_level"});
+                                  "retention", "telemetry", "log_level"});
     if (const yaml::Value* v = m.find("listen")) listen(*v);
     if (const yaml::Value* v = m.find("tokens")) tokens(*v);
     const yaml::Value* database = m.find("database");
@@ -209,6 +223,7 @@ struct Loader {
     if (const yaml::Value* v = m.find("slurm")) slurm(*v);
     if (const yaml::Value* v = m.find("isolation")) isolation(*v);
     if (const yaml::Value* v = m.find("retention")) retention(*v);
+    if (const yaml::Value* v = m.find("telemetry")) telemetry(*v);
     if (const yaml::Value* v = m.find("log_level")) {
       cfg.log_level = v->one_of({"trace", "debug", "info", "warn", "error"});
     }

@@ -43,6 +43,12 @@
 //     events_max_count: 1000000     # the newest kept; 0: no bound
 //     audit_max_age_days: 365
 //     audit_max_count: 1000000
+//   telemetry:                      # perf-manager counters (docs/telemetry.md)
+//     history: 60                   # samples kept per port (ring buffer)
+//     hot_xmit_wait_per_s: 1000     # PortXmitWait ticks/s from which a port is hot
+//     top_n: 10                     # hot ports listed and exported to Prometheus
+//     error_burst: 10               # errors in one sample that make a burst
+//     max_ports: 262144             # ports followed (memory bound)
 //   log_level: info                 # trace | debug | info | warn | error
 //
 // Relative paths are taken from the config file's folder. Unknown and
@@ -57,6 +63,7 @@
 #include <vector>
 
 #include "controller/isolation.h"
+#include "controller/telemetry.h"
 #include "routing/result.h"
 
 namespace railyard::controller {
@@ -102,6 +109,7 @@ struct ControllerConfig {
   uint64_t events_max_count = 1'000'000;
   uint32_t audit_max_age_days = 365;
   uint64_t audit_max_count = 1'000'000;
+  TelemetryConfig telemetry;
   std::string log_level = "info";
 };
 

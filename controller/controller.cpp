@@ -47,7 +47,8 @@ O reply_as(Reply reply) {
 
 }  // namespace
 
-Controller::Controller(ControllerConfig config, std::unique_ptr<Store> store) : store_(std::move(store)) {
+Controller::Controller(ControllerConfig config, std::unique_ptr<Store> store)
+    : store_(std::move(store)), telemetry_(config.telemetry) {
   k_.config = std::move(config);
   published_.store(std::make_shared<const Published>());
 }
@@ -211,7 +212,17 @@ void Controller::on_plugin_line(const std::string& line) {
     std::lock_guard lock(strand_);
     blocks_in_pass = state_.lft_changes_in_pass;
   }
+  // Perf-manager samples (every port, every sweep) go to the telemetry
+  // after their sequence number is counted.
+  const bool sample = body && (std::holds_alternative<protocol::PortErrorsEvent>(*body) ||
+                               std::holds_alternative<protocol::PortCountersEvent>(*body));
+  const double time = event.envelope ? event.envelope->time : 0;
+  nlohmann::json sample_line = sample ? event.line : nlohmann::json();
   run(std::move(event), false);
+  if (sample) {
+    take_port_sample(*body, sample_line, time);
+    return;
+  }
   if (body) watch_plugin_event(*body, blocks_in_pass);
   if (snapshot) run(std::move(*snapshot), true);
 }

@@ -38,6 +38,7 @@
 #include "controller/plugin_watch.h"
 #include "controller/states.h"
 #include "controller/store.h"
+#include "controller/telemetry.h"
 #include "protocol/plugin_events.h"
 #include "routing/ar_groups.h"
 #include "routing/route_diff.h"
@@ -101,6 +102,9 @@ class Controller {
   uint64_t generation() const;
 
   Health health() const;
+
+  // Perf-manager counters (telemetry.h): its own lock, never the mutations'.
+  const Telemetry& telemetry() const { return telemetry_; }
 
   // Mutations follow one rule: done only once every effect is durable — the
   // policy file written, the store's transaction (change, reroute request,
@@ -197,6 +201,9 @@ class Controller {
   void watch_plugin_event(const protocol::EventBody& body, uint64_t blocks_in_pass);
   void carry_out_watch(PluginWatch::Effects effects, uint64_t pass);
   void publish_watch();  // strand held: the watch's health and counters for readers
+  // A perf-manager sample (port_errors, port_counters) into the telemetry;
+  // an error burst is recorded as an event. `time`: the plugin's.
+  void take_port_sample(const protocol::EventBody& body, const nlohmann::json& line, double time);
   // Reconcile at start (reconcile.cpp): requests left pending by the last
   // run are re-checked or failed with a reason.
   void reconcile_requests();
@@ -237,6 +244,8 @@ class Controller {
   uint64_t audits_suppressed_pending_ = 0;  // left out since the last summary record
   std::atomic<uint64_t> audits_suppressed_{0};
   std::atomic<uint64_t> audits_failed_{0};
+
+  Telemetry telemetry_;  // its own lock: fed by the plugin's counters, read by the API
 
   std::optional<routing::SharpAllocator> sharp_;  // strand held
   uint64_t sharp_version_ = 0;  // view version the allocator follows

@@ -36,7 +36,8 @@ constexpr uint64_t kMaxPlausibleSeqGap = 1'000'000;
 constexpr uint64_t kMaxPlausibleHelloDropIncrease = 100'000'000;
 
 // Events worth keeping in the database. lft_change (one per 64-entry block)
-// and port_counters (every perf manager sweep) are counted, not stored.
+// is counted, not stored; port_errors and port_counters (every port, every
+// perf-manager sweep) go to the telemetry, and only an error burst is stored.
 bool stored(const protocol::EventBody& body) {
   if (const auto* simple = std::get_if<protocol::SimpleEvent>(&body)) {
     return simple->kind == protocol::SimpleKind::kHeavySweepStart ||
@@ -44,8 +45,7 @@ bool stored(const protocol::EventBody& body) {
   }
   return std::holds_alternative<protocol::HelloEvent>(body) || std::holds_alternative<protocol::TrapEvent>(body) ||
          std::holds_alternative<protocol::UcastRoutingDoneEvent>(body) ||
-         std::holds_alternative<protocol::RoutingPassEvent>(body) ||
-         std::holds_alternative<protocol::PortErrorsEvent>(body) || std::holds_alternative<protocol::AckEvent>(body);
+         std::holds_alternative<protocol::RoutingPassEvent>(body) || std::holds_alternative<protocol::AckEvent>(body);
 }
 
 // Follows the event's seq (and a hello's `dropped`, when the line decoded to
@@ -276,6 +276,29 @@ void Controller::carry_out_watch(PluginWatch::Effects fx, uint64_t pass) {
     }
   }
   if (fx.fabric) run(SnapshotCommand{std::move(fx.fabric), pass}, true);
+}
+
+void Controller::take_port_sample(const protocol::EventBody& body, const json& line, double time) {
+  const double now = unix_now();
+  // The plugin's time when plausible.
+  const double at = std::isfinite(time) && time > 0 && time <= now + 3600 ? time : now;
+  if (const auto* errors = std::get_if<protocol::PortErrorsEvent>(&body)) {
+    if (std::optional<ErrorBurst> burst = telemetry_.add(*errors, at)) {
+      const json event = {{"node_guid", line.value("node_guid", "")},
+                          {"port", errors->port.port},
+                          {"node_name", errors->port.node_name},
+                          {"errors", burst->errors},
+                          {"interval_s", burst->interval_s},
+                          {"counters", line}};
+      try {
+        store_->add_event(event_record(Reporter::kController, "error_burst", event, now, at));
+      } catch (const StoreError&) {
+        // The event is lost, the rates are kept; /health shows the database.
+      }
+    }
+  } else if (const auto* counters = std::get_if<protocol::PortCountersEvent>(&body)) {
+    telemetry_.add(*counters, at);
+  }
 }
 
 void Controller::publish_watch() {
