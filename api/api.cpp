@@ -67,6 +67,12 @@ bool is_mutation_method(std::string_view method) {
 
 HttpResponse Api::handle(const HttpRequest& req) {
   if (std::optional<HttpResponse> file = console_file(req)) return *std::move(file);
+  // Every answer is timed, refusals included (railyard_http_request_duration_seconds).
+  struct Timer {
+    HttpStats& stats;
+    double start = controller::steady_now();
+    ~Timer() { stats.observe_request(controller::steady_now() - start); }
+  } timer{*http_stats_};
   const Match m = match(req.method, req.path);
   if (!m.endpoint) {
     return m.path_known ? error_response(405, req.method + " is not allowed on " + req.path)

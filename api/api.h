@@ -26,6 +26,20 @@ struct HttpStats {
   std::atomic<uint64_t> open{0};     // connections now
   std::atomic<uint64_t> refused{0};  // 503 at accept: the cap was reached
   std::atomic<uint64_t> event_streams{0};  // open server-sent-event streams
+
+  // Api::handle's time per request (routing, auth, the handler, rendering).
+  void observe_request(double seconds) {
+    std::lock_guard lock(mu);
+    request_seconds.observe(seconds);
+  }
+  controller::Histogram request_durations() const {
+    std::lock_guard lock(mu);
+    return request_seconds;
+  }
+
+ private:
+  mutable std::mutex mu;
+  controller::Histogram request_seconds{controller::kLatencyBucketsSeconds};
 };
 
 // At most this many event streams at once (GET /rails/events); one more is a 503.

@@ -5,13 +5,16 @@
 #include "api/api.h"
 #include "api/event_stream.h"
 #include "api/isolation_render.h"
+#include "api/metrics.h"
 #include "api/openapi.h"
 #include "api/rail_events.h"
 #include "api/render.h"
 #include "api/request.h"
 #include "api/scheduler_render.h"
 #include "console/grid.h"
+#include "api/telemetry_render.h"
 #include "controller/controller.h"
+#include "routing/node_lookup.h"
 
 namespace railyard::api {
 
@@ -107,6 +110,31 @@ json grid(const ctl::FabricView& v, const std::vector<ctl::LinkStatus>& links, b
   json out = console::grid_json(in);
   out["version"] = v.version;
   return out;
+// "NODE[PORT]" (the node by GUID, record name or description; either end of
+// the link) -> the link's counters.
+HttpResponse link_counters(ctl::Controller& c, const std::string& ref) {
+  auto v = need_view(c);
+  const routing::Fabric& f = v->fabric;
+  const size_t open = ref.rfind('[');
+  if (open == std::string::npos || open == 0 || ref.back() != ']') {
+    throw Failure::invalid("link '" + ref + "' must be NODE[PORT]: a node's GUID, name or description and a port");
+  }
+  const std::string node_ref = ref.substr(0, open);
+  const std::string port_text = ref.substr(open + 1, ref.size() - open - 2);
+  uint32_t port = 0;
+  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc() || end != port_text.data() + port_text.size() || port < 1 || port > 255) {
+    throw Failure::invalid("link '" + ref + "': the port must be a number 1..255");
+  }
+  Result<NodeId> node = routing::find_node(f, node_ref);
+  if (!node) throw Failure::not_found(node.error().message);
+  if (port > f.node(*node).num_ports) {
+    throw Failure::invalid("'" + node_ref + "' has ports 1.." + std::to_string(f.node(*node).num_ports) + ", not " +
+                           std::to_string(port));
+  }
+  const PortId id = f.port_id(*node, PortNum{static_cast<uint8_t>(port)});
+  if (!f.port(id).remote.valid()) throw Failure::invalid(ctl::port_label(f, id) + " is not cabled");
+  return json_response(200, render_link_counters(c.telemetry(), *v, f.port(id).link));
 }
 
 HttpResponse route(ctl::Controller& c, const std::map<std::string, std::string>& params, const HttpRequest& req) {
@@ -324,6 +352,11 @@ HttpResponse Api::dispatch(const Endpoint& e, const std::map<std::string, std::s
       return json_response(200, render_links(v.get(), *c_.links(), filter));
     }
     case EndpointId::kRoute: return route(c_, params, req);
+    case EndpointId::kLinkCounters: return link_counters(c_, params.at("link"));
+    case EndpointId::kHotspots: {
+      auto v = c_.view();
+      return json_response(200, render_hotspots(c_.telemetry(), v.get(), ctl::unix_now()));
+    }
     case EndpointId::kEvents: {
       const int64_t since = query_int(req, "since", 0, 0, INT64_MAX);
       const int64_t limit = query_int(req, "limit", 100, 1, 1000);

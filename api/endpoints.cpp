@@ -51,6 +51,13 @@ constexpr Endpoint kEndpoints[] = {
      "changed; data as GET /hosts/{host}/rails (at most 64 streams)",
      kRailEventsQuery, ""},
     {EndpointId::kLinks, "GET", "/api/v1/links", Role::kViewer, false, "Links and their state", kLinksQuery, ""},
+    {EndpointId::kLinkCounters, "GET", "/api/v1/links/{link}/counters", Role::kViewer, false,
+     "A link's perf-manager counters (link: NODE[PORT], either end): each end's PortXmitWait, data and error "
+     "rates, totals and history",
+     {}, ""},
+    {EndpointId::kHotspots, "GET", "/api/v1/hotspots", Role::kViewer, false,
+     "Hot ports (PortXmitWait rate over telemetry.hot_xmit_wait_per_s, hottest first, top N) and error bursts", {},
+     ""},
     {EndpointId::kRoute, "GET", "/api/v1/routes/{src}/{dst}", Role::kViewer, false,
      "Hop-by-hop path from src to dst (node name, GUID or LID)", kRouteQuery, ""},
     {EndpointId::kEvents, "GET", "/api/v1/events", Role::kViewer, false, "Recorded events", kEventsQuery, ""},

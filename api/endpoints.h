@@ -18,6 +18,7 @@ enum class EndpointId {
   kDrainsList, kDrainCreate, kDrainDelete, kReroute, kReroutesList, kRerouteGet, kLinkEvent,
   kAr, kArSummary, kJobsList, kJobCreate, kJobGet, kJobDelete, kKubernetes, kHostRails, kRailEvents, kWhoami, kGrid, kEventStream,
   kIsolation, kIsolationReset, kIsolationExclude, kIsolationUnexclude,
+  kHotspots, kLinkCounters,
 };
 
 struct QueryParam {

@@ -39,9 +39,7 @@ int32_t level_of(const ctl::FabricView& v, NodeId n) {
   return n.value() < v.rails.level.size() ? v.rails.level[n.value()] : routing::kNoLevel;
 }
 
-struct LinkCounts {
-  uint64_t up = 0, down = 0, drained = 0;
-};
+}  // namespace
 
 LinkCounts count_links(const std::vector<ctl::LinkStatus>& links) {
   LinkCounts c;
@@ -51,8 +49,6 @@ LinkCounts count_links(const std::vector<ctl::LinkStatus>& links) {
   }
   return c;
 }
-
-}  // namespace
 
 json render_fabric_summary(const ctl::FabricView& v, const std::vector<ctl::LinkStatus>& links, size_t drains) {
   const Fabric& f = v.fabric;
@@ -285,79 +281,5 @@ json render_ar_switch(const ctl::FabricView& v, const routing::ArTables& ar, uin
           {"lid_to_group", lft}};
 }
 
-std::string render_metrics(const ctl::Controller& c, const HttpStats& http, const ctl::FabricView* v,
-                           const std::vector<ctl::LinkStatus>& links, size_t drains) {
-  const ctl::Counters k = c.counters();
-  const LinkCounts lc = count_links(links);
-  std::string o;
-  auto metric = [&](const char* name, const char* type, const char* help) {
-    o += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
-  };
-  auto line = [&](const std::string& name, double value) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, " %.17g\n", value);
-    o += name + buf;
-  };
-  metric("railyard_links", "gauge", "Links by state.");
-  line("railyard_links{state=\"up\"}", double(lc.up));
-  line("railyard_links{state=\"down\"}", double(lc.down));
-  line("railyard_links{state=\"drained\"}", double(lc.drained));
-  metric("railyard_drains_active", "gauge", "Active drains.");
-  line("railyard_drains_active", double(drains));
-  metric("railyard_reroutes_total", "counter", "Reroute requests by outcome.");
-  line("railyard_reroutes_total{status=\"requested\"}", double(k.reroutes_requested));
-  line("railyard_reroutes_total{status=\"applied\"}", double(k.reroutes_applied));
-  line("railyard_reroutes_total{status=\"failed\"}", double(k.reroutes_failed));
-  line("railyard_reroutes_total{status=\"rate_limited\"}", double(k.reroutes_rate_limited));
-  line("railyard_reroutes_total{status=\"coalesced\"}", double(k.reroutes_coalesced));
-  metric("railyard_audit_refused_skipped_total", "counter",
-         "Refused requests not audited one by one: over limits.refused_audits_per_minute, or the database failed.");
-  line("railyard_audit_refused_skipped_total{reason=\"rate\"}", double(k.audits_suppressed));
-  line("railyard_audit_refused_skipped_total{reason=\"database\"}", double(k.audits_failed));
-  metric("railyard_http_connections", "gauge", "Open HTTP connections.");
-  line("railyard_http_connections", double(http.open.load()));
-  metric("railyard_http_connections_refused_total", "counter",
-         "Connections answered 503 at once: limits.max_connections reached.");
-  line("railyard_http_connections_refused_total", double(http.refused.load()));
-  metric("railyard_reroute_latency_ms", "summary", "Request to LFTs in place, last 1000 applied requests.");
-  std::vector<double> lat = k.reroute_latency_ms;
-  std::sort(lat.begin(), lat.end());
-  double sum = 0;
-  for (double x : lat) sum += x;
-  for (double q : {0.5, 0.9, 0.99}) {
-    const double val = lat.empty() ? 0 : lat[std::min(lat.size() - 1, static_cast<size_t>(q * double(lat.size())))];
-    char label[64];
-    std::snprintf(label, sizeof label, "railyard_reroute_latency_ms{quantile=\"%g\"}", q);
-    line(label, val);
-  }
-  line("railyard_reroute_latency_ms_sum", sum);
-  line("railyard_reroute_latency_ms_count", double(lat.size()));
-  metric("railyard_plugin_events_total", "counter", "Events received from the OpenSM plugin.");
-  line("railyard_plugin_events_total", double(k.plugin_events));
-  metric("railyard_plugin_events_dropped_total", "counter", "Events the plugin reported dropped (queue full, no controller).");
-  line("railyard_plugin_events_dropped_total", double(k.plugin_events_dropped));
-  metric("railyard_plugin_connected", "gauge", "1 when the OpenSM plugin is connected.");
-  line("railyard_plugin_connected", c.plugin_connected() ? 1 : 0);
-  metric("railyard_routing_divergence_checks_total", "counter",
-         "Plugin routing passes and pushes whose digests were compared with railyardd's route.");
-  line("railyard_routing_divergence_checks_total", double(k.divergence_checks));
-  metric("railyard_routing_divergences_total", "counter",
-         "Plugin routing passes and pushes whose policy or LFT digests differed from railyardd's route.");
-  line("railyard_routing_divergences_total", double(k.divergences));
-  metric("railyard_plugin_fabric_resyncs_total", "counter",
-         "Times the plugin was asked for the whole fabric again (its changes did not apply).");
-  line("railyard_plugin_fabric_resyncs_total", double(k.fabric_resyncs));
-  metric("railyard_lft_block_changes_total", "counter", "LFT blocks OpenSM pushed (plugin lft_change events).");
-  line("railyard_lft_block_changes_total", double(k.lft_changes));
-  if (v) {
-    metric("railyard_fabric_version", "gauge", "Version of the routed fabric view.");
-    line("railyard_fabric_version", double(v->version));
-    metric("railyard_unreachable_pairs", "gauge", "CA pairs without a route.");
-    line("railyard_unreachable_pairs", double(v->routing.report.unreachable_pairs));
-    metric("railyard_route_ms", "gauge", "Time of the last full route computation.");
-    line("railyard_route_ms", v->route_ms);
-  }
-  return o;
-}
 
 }  // namespace railyard::api

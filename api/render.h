@@ -1,5 +1,5 @@
 // Rendering of the controller's state for /api/v1: JSON documents (and the
-// Slurm and Prometheus text formats). Pure functions of their inputs.
+// Slurm text format; Prometheus in metrics.h). Pure functions of their inputs.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -33,9 +33,10 @@ nlohmann::json render_impact(const controller::DrainImpact& impact);
 nlohmann::json render_ar_summary(const controller::FabricView& view, const routing::ArTables& ar);
 nlohmann::json render_ar_switch(const controller::FabricView& view, const routing::ArTables& ar, uint32_t sw, int lid);
 nlohmann::json render_job(const controller::JobRecord& job);
-struct HttpStats;
-std::string render_metrics(const controller::Controller& c, const HttpStats& http, const controller::FabricView* view,
-                           const std::vector<controller::LinkStatus>& links, size_t drains);
+struct LinkCounts {
+  uint64_t up = 0, down = 0, drained = 0;
+};
+LinkCounts count_links(const std::vector<controller::LinkStatus>& links);
 
 // A node of the view named by GUID, record name, description or LID (decimal
 // or 0x hex); an invalid NodeId when none.

@@ -28,6 +28,7 @@
 
 #include "controller/config.h"
 #include "controller/fabric_view.h"
+#include "controller/histogram.h"
 #include "controller/failure.h"
 #include "controller/states.h"
 #include "controller/store.h"
@@ -132,7 +133,7 @@ struct Counters {
   uint64_t divergence_checks = 0;        // plugin digests compared with railyardd's views
   uint64_t divergences = 0;              // ... that differed (routing_divergence events)
   uint64_t fabric_resyncs = 0;           // times the plugin was asked for the whole fabric again
-  std::vector<double> reroute_latency_ms;  // the last 1,000 applied
+  Histogram reroute_seconds{kLatencyBucketsSeconds};  // applied: request to LFTs in place
 };
 
 // Reroute requests sent to the plugin and followed to applied | failed, and

@@ -20,8 +20,7 @@ std::string next_request_id(RequestBook& book, const Clock& clock) {
 
 void count_applied(Counters& c, double latency_ms) {
   ++c.reroutes_applied;
-  c.reroute_latency_ms.push_back(latency_ms);
-  if (c.reroute_latency_ms.size() > 1000) c.reroute_latency_ms.erase(c.reroute_latency_ms.begin());
+  c.reroute_seconds.observe(latency_ms / 1000);
 }
 
 }  // namespace

@@ -13,6 +13,10 @@ PACKAGES=(
   chromium chromium-driver python3-selenium
   dpkg-dev help2man lintian man-db systemd
   slurmctld slurm-client
+  # promtool (tests lint /api/v1/metrics with it). The package also brings the
+  # Prometheus server (~96 MB installed, with small JS libraries); its service is
+  # never started by railyard (nor here: policy-rc.d below).
+  prometheus
 )
 
 missing=()

@@ -40,6 +40,8 @@ void add_event_commands(CLI::App& app, Context& ctx);
 void add_job_commands(CLI::App& app, Context& ctx);
 // isolation status|reset|exclude|unexclude (automatic isolation)
 void add_isolation_commands(CLI::App& app, Context& ctx);
+// hotspots, counters (perf-manager telemetry)
+void add_telemetry_commands(CLI::App& app, Context& ctx);
 
 // Prints what a reroute record says, one line: "reroute r1-2 applied in 12.0 ms (offline fabric re-routed)".
 void print_reroute_line(const nlohmann::json& reroute);

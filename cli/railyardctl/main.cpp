@@ -16,8 +16,8 @@ int main(int argc, char** argv) {
   CLI::App app{
       "railyardctl: operate a railyard controller (railyardd) over its REST API.\n"
       "Read the fabric (status, hosts, switches, links, route, ar, slurm, kubernetes, rails,\n"
-      "events) with a viewer token; drain, undrain, reroute and report link events with an\n"
-      "operator token.\n"
+      "events, hotspots) with a viewer token; drain, undrain, reroute and report link events\n"
+      "with an operator token.\n"
       "Tables are for people; --json prints the API's JSON unchanged, for scripts.\n"
       "Run `railyardctl COMMAND --help` for a command's options and examples.",
       "railyardctl"};
@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
       "  railyardctl route \"node001 mlx5_0\" \"node017 mlx5_0\"\n"
       "  railyardctl drain link \"leaf g000 r0\" 17 --reason \"CRC errors\" --dry-run\n"
       "  railyardctl undrain 7\n"
+      "  railyardctl hotspots\n"
       "  railyardctl reroute --reason \"cable swap\" --wait\n"
       "  railyardctl --json links --state drained | jq -r '.links[].link'");
 
@@ -53,6 +54,7 @@ int main(int argc, char** argv) {
   add_event_commands(app, ctx);
   add_job_commands(app, ctx);
   add_isolation_commands(app, ctx);
+  add_telemetry_commands(app, ctx);
 
   try {
     app.parse(argc, argv);
