@@ -20,6 +20,10 @@ uint32_t saturate32(uint64_t v) {
 
 uint64_t key_of(uint64_t guid, uint8_t port) { return (guid << 8) | port; }
 
+// OpenSM's node names are at most 64 bytes (OSM_EPI_NODE_NAME_LEN): a longer
+// one from the socket is cut, so a port costs what the header says.
+std::string bounded_name(const std::string& name) { return name.substr(0, 64); }
+
 // Every error counter of a port_errors event (PortXmitWait is congestion, not an error).
 uint64_t error_sum(const protocol::PortErrorsEvent& e) {
   uint64_t sum = 0;
@@ -51,7 +55,7 @@ Telemetry::Port* Telemetry::find_or_add(const protocol::CounterPort& p) {
   const uint64_t key = key_of(p.node_guid, p.port);
   if (auto it = index_.find(key); it != index_.end()) {
     Port& port = ports_[it->second];
-    if (!p.node_name.empty() && port.node_name != p.node_name) port.node_name = p.node_name;
+    if (!p.node_name.empty() && port.node_name != p.node_name) port.node_name = bounded_name(p.node_name);
     return &port;
   }
   if (ports_.size() >= config_.max_ports) {
@@ -62,7 +66,7 @@ Telemetry::Port* Telemetry::find_or_add(const protocol::CounterPort& p) {
   Port port;
   port.node_guid = p.node_guid;
   port.port = p.port;
-  port.node_name = p.node_name;
+  port.node_name = bounded_name(p.node_name);
   ports_.push_back(std::move(port));
   last_wait_time_.push_back(0);
   last_data_time_.push_back(0);

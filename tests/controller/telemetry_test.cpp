@@ -222,6 +222,14 @@ TEST(Telemetry, PortsBeyondTheBoundAreCountedAndIgnored) {
   EXPECT_FALSE(t.port(0x40, 5));
 }
 
+TEST(Telemetry, NodeNamesAreBounded) {
+  Telemetry t;
+  protocol::PortErrorsEvent e = errors(0x60, 1, 0, 1);
+  e.port.node_name = std::string(100000, 'x');
+  t.add(e, kT0);
+  EXPECT_EQ(t.port(0x60, 1)->node_name.size(), 64u);
+}
+
 // One writer, readers at the same time (run under TSan by scripts/test.sh).
 TEST(Telemetry, ReadersAndTheWriterRunTogether) {
   Telemetry t;
