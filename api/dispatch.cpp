@@ -110,6 +110,8 @@ json grid(const ctl::FabricView& v, const std::vector<ctl::LinkStatus>& links, b
   json out = console::grid_json(in);
   out["version"] = v.version;
   return out;
+}
+
 // "NODE[PORT]" (the node by GUID, record name or description; either end of
 // the link) -> the link's counters.
 HttpResponse link_counters(ctl::Controller& c, const std::string& ref) {
