@@ -149,8 +149,11 @@ ry_assert_eq '"policy"' "$(jq '.[0].data.kind' <<<"$ev")" "the divergence's kind
 out=$(ry_api GET /api/v1/health)
 ry_assert_eq 503 "$(tail -n1 <<<"$out")" "/health while diverged"
 ry_assert_contains "$(body <<<"$out" | jq -r '.reasons[]')" "the plugin's tables diverge from railyardd's" "/health reasons"
-ry_api GET /api/v1/metrics | body | grep -q '^railyard_routing_divergences_total 1$' ||
-  ry_fail "railyard_routing_divergences_total is not 1: $(ry_api GET /api/v1/metrics | grep divergence)"
+# Read whole first: grep -q stops reading at its match, and under pipefail the
+# writer's SIGPIPE would fail the pipeline.
+metrics=$(ry_api GET /api/v1/metrics | body)
+grep -q '^railyard_routing_divergences_total 1$' <<<"$metrics" ||
+  ry_fail "railyard_routing_divergences_total is not 1: $(grep divergence <<<"$metrics")"
 ry_pass "diverged on purpose: request failed with the reason, event, /health 503, metric"
 
 # --- 4. back ------------------------------------------------------------------------------------

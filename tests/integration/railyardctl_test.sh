@@ -98,7 +98,7 @@ viewer --json route "node001 mlx5_0" "node017 mlx5_0" |
 ry_assert_eq 4 "$(rc viewer route "node001 mlx5_0" "nosuch mlx5_0")" "route to an unknown node exits 4"
 ry_assert_contains "$(cat err.txt)" "railyardctl: 404 unknown destination" "the 404 message"
 
-viewer slurm | grep -q '^SwitchName=' || ry_fail "slurm prints topology.conf"
+grep -q '^SwitchName=' <<<"$(viewer slurm)" || ry_fail "slurm prints topology.conf"
 viewer --json ar | jq -e '.switches | length > 0' >/dev/null || ry_fail "ar --json"
 ry_assert_eq 0 "$(rc viewer ar "leaf g000 r0")" "ar for one switch"
 ry_pass "status, hosts, switches, route, slurm, ar"
