@@ -1,7 +1,7 @@
 #include "api/console_files.h"
 
 #include "api/api.h"
-#include "console/assets.h"
+#include "api/console/assets.h"
 
 namespace railyard::api {
 

@@ -1,4 +1,4 @@
-// The web console's files (console/web/, built into the binary): GET /console/
+// The web console's files (api/console/web/, built into the binary): GET /console/
 // is the page, /console/NAME its scripts and styles, / redirects to it. No
 // token is needed for these (they hold no fabric data; the page asks for a
 // token and sends it with its /api/v1 calls). Served with a Content-Security-

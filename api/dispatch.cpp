@@ -11,7 +11,7 @@
 #include "api/render.h"
 #include "api/request.h"
 #include "api/scheduler_render.h"
-#include "console/grid.h"
+#include "api/console/grid.h"
 #include "api/telemetry_render.h"
 #include "controller/controller.h"
 #include "routing/node_lookup.h"
@@ -86,7 +86,7 @@ json drain_body(const ctl::DrainOutcome& o) {
   return body;
 }
 
-// The console's picture (console/grid.h) of the view, with the controller's
+// The console's picture (api/console/grid.h) of the view, with the controller's
 // link states and names, and with loads when asked.
 json grid(const ctl::FabricView& v, const std::vector<ctl::LinkStatus>& links, bool loads) {
   const routing::Fabric& f = v.fabric;

@@ -39,7 +39,7 @@ OutputFile::OutputFile(std::string path) {
     return;
   }
   // Outputs can be made again and may be large: replaced atomically, not
-  // synced (files/atomic_file.h, Durability).
+  // synced (controller/files/atomic_file.h, Durability).
   file_.emplace(std::move(path), kOutputMode, files::Durability::kReplaced);
 }
 

@@ -5,14 +5,14 @@
 #include <string>
 #include <string_view>
 
-#include "files/atomic_file.h"
+#include "controller/files/atomic_file.h"
 #include "routing/result.h"
 
 namespace railyard::cli {
 
 // Whole file as a string; "-" reads standard input.
 Result<std::string> read_file(const std::string& path);
-// Writes atomically (files/atomic_file.h); "-" writes standard output.
+// Writes atomically (controller/files/atomic_file.h); "-" writes standard output.
 Status write_file(const std::string& path, const std::string& data);
 
 // A file written as a stream through files::AtomicFile (a reader never sees

@@ -13,7 +13,7 @@
 #include <variant>
 
 #include "controller/decide_parts.h"
-#include "files/atomic_file.h"
+#include "controller/files/atomic_file.h"
 #include "policies/policy_loader.h"
 #include "routing/lid_assignment.h"
 #include "routing/node_lookup.h"

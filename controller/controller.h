@@ -39,7 +39,7 @@
 #include "controller/states.h"
 #include "controller/store.h"
 #include "controller/telemetry.h"
-#include "protocol/plugin_events.h"
+#include "api/protocol/plugin_events.h"
 #include "routing/ar_groups.h"
 #include "routing/route_diff.h"
 #include "routing/sharp_allocator.h"

@@ -32,8 +32,8 @@
 #include "controller/failure.h"
 #include "controller/states.h"
 #include "controller/store.h"
-#include "protocol/plugin_commands.h"
-#include "protocol/event_codec.h"
+#include "api/protocol/plugin_commands.h"
+#include "api/protocol/event_codec.h"
 #include "routing/route_diff.h"
 
 namespace railyard::controller {

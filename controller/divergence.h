@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "controller/fabric_view.h"
-#include "protocol/plugin_events.h"
+#include "api/protocol/plugin_events.h"
 #include "routing/lft_digest.h"
 
 namespace railyard::controller {

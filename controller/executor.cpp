@@ -14,7 +14,7 @@
 
 #include "controller/controller.h"
 #include "controller/decide_parts.h"
-#include "protocol/command_codec.h"
+#include "api/protocol/command_codec.h"
 
 namespace railyard::controller {
 

@@ -2,7 +2,7 @@
 //
 // Lines come from outside the process: they are parsed with bounded nesting
 // (controller/bounded_json.h) and decoded by the protocol's one definition
-// (protocol/event_codec.h). A line that does not decode is recorded as
+// (api/protocol/event_codec.h). A line that does not decode is recorded as
 // `plugin_line_rejected` with the decoder's reason (naming the field) and
 // does nothing else; a type this build does not know is counted and ignored
 // (forward compatibility). The drop counters believe a sequence number only
@@ -16,7 +16,7 @@
 #include "controller/bounded_json.h"
 #include "controller/controller.h"
 #include "controller/decide_parts.h"
-#include "protocol/event_codec.h"
+#include "api/protocol/event_codec.h"
 
 namespace railyard::controller {
 

@@ -12,7 +12,7 @@
 #include <memory>
 #include <string>
 
-#include "protocol/plugin_events.h"
+#include "api/protocol/plugin_events.h"
 #include "routing/fabric.h"
 
 namespace railyard::controller {

@@ -1,6 +1,6 @@
 #include "controller/plugin_watch.h"
 
-#include "protocol/command_codec.h"
+#include "api/protocol/command_codec.h"
 #include "routing/lft_digest.h"
 
 namespace railyard::controller {

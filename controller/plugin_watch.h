@@ -26,7 +26,7 @@
 #include "controller/divergence.h"
 #include "controller/fabric_view.h"
 #include "controller/plugin_fabric.h"
-#include "protocol/plugin_events.h"
+#include "api/protocol/plugin_events.h"
 
 namespace railyard::controller {
 

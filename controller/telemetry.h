@@ -42,7 +42,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "protocol/plugin_events.h"
+#include "api/protocol/plugin_events.h"
 
 namespace railyard::controller {
 

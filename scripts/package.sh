@@ -4,9 +4,9 @@
 #   bash scripts/build.sh release && bash scripts/package.sh
 # Builds only what the package holds and is missing (target package_payload:
 # the commands, the plugin, the port probe, man pages), then `cpack -G DEB`
-# (packaging/CMakeLists.txt). The .deb lands in BUILD_DIR/package/; its path is
+# (scripts/packaging/CMakeLists.txt). The .deb lands in BUILD_DIR/package/; its path is
 # the last line printed. Exits non-zero if lintian reports an error or a warning
-# (packaging/deb/lintian-overrides holds the few that are intended, with why).
+# (scripts/packaging/deb/lintian-overrides holds the few that are intended, with why).
 # The tree must be configured with -DCMAKE_INSTALL_PREFIX=/usr: the plugin's
 # default port probe path is compiled in from it (scripts/build.sh release does).
 # Environment: RAILYARD_JOBS (build jobs, default: the number of CPUs),

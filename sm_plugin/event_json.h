@@ -1,6 +1,6 @@
 // The plugin's end of the controller socket's wire format
 // (docs/plugin_protocol.md). The encoding and decoding are the protocol's
-// (protocol/event_codec.h, protocol/command_codec.h), shared with the
+// (api/protocol/event_codec.h, api/protocol/command_codec.h), shared with the
 // controller; what is here is the plugin's use of them: whole lines for its
 // socket, and which command lines it acts on.
 #pragma once
@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include "protocol/command_codec.h"
-#include "protocol/event_codec.h"
+#include "api/protocol/command_codec.h"
+#include "api/protocol/event_codec.h"
 #include "routing/result.h"
 #include "sm_plugin/events.h"
 

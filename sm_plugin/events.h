@@ -1,5 +1,5 @@
 // Events: what the plugin tells the controller. The structs are the
-// protocol's (protocol/plugin_events.h, the one definition the controller
+// protocol's (api/protocol/plugin_events.h, the one definition the controller
 // decodes too); the plugin names them here.
 //
 // report() and the routing pass turn OpenSM's data into one of these structs
@@ -10,7 +10,7 @@
 // OpenSM's lock.
 #pragma once
 
-#include "protocol/plugin_events.h"
+#include "api/protocol/plugin_events.h"
 
 namespace railyard::sm_plugin {
 

@@ -10,7 +10,7 @@
 
 #include "cli/railyardctl/commands.h"
 #include "cli/railyardctl/table.h"
-#include "files/atomic_file.h"
+#include "controller/files/atomic_file.h"
 
 namespace railyard::ctl {
 

@@ -20,7 +20,7 @@
 #include "controller/controller.h"
 #include "controller/plugin_link.h"
 #include "controller/store.h"
-#include "files/atomic_file.h"
+#include "controller/files/atomic_file.h"
 
 namespace {
 

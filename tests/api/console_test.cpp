@@ -4,7 +4,7 @@
 // The page itself runs in Chromium in tests/integration/console_browser_test.sh.
 #include <thread>
 
-#include "console/assets.h"
+#include "api/console/assets.h"
 #include "tests/api/daemon.h"
 
 namespace railyard::api {
@@ -23,7 +23,7 @@ TEST_F(ApiTest, ConsoleFilesAreServedWithoutATokenFromThisOriginOnly) {
   EXPECT_NE(page.find("Content-Security-Policy: default-src 'self'"), std::string::npos);
   EXPECT_NE(page.find("Content-Type: text/html"), std::string::npos);
   EXPECT_NE(page.find("<script src=\"console.js\""), std::string::npos);
-  // Every file of console/web/ is served, byte for byte, with its type.
+  // Every file of api/console/web/ is served, byte for byte, with its type.
   for (const console::Asset& a : console::assets()) {
     Reply r = d.get("/console/" + std::string(a.name), "");
     EXPECT_EQ(r.status, 200) << a.name;

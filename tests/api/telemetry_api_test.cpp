@@ -1,4 +1,4 @@
-// Telemetry over real HTTP: perf-manager lines (encoded by protocol/, as the
+// Telemetry over real HTTP: perf-manager lines (encoded by api/protocol/, as the
 // plugin sends them) fed to the controller, then GET /api/v1/hotspots,
 // GET /api/v1/links/{link}/counters and /api/v1/metrics: checked by promtool
 // (Prometheus' own linter), counters never going down, bounded per-port
@@ -12,7 +12,7 @@
 #include <set>
 #include <sstream>
 
-#include "protocol/event_codec.h"
+#include "api/protocol/event_codec.h"
 #include "tests/api/daemon.h"
 
 namespace railyard::api {

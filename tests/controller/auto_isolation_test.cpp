@@ -9,7 +9,7 @@
 
 #include <filesystem>
 
-#include "protocol/event_codec.h"
+#include "api/protocol/event_codec.h"
 #include "routing/generator.h"
 #include "routing/lid_assignment.h"
 #include "routing/node_lookup.h"

@@ -25,7 +25,7 @@
 
 #include "controller/controller.h"
 #include "controller/plugin_link.h"
-#include "protocol/event_codec.h"
+#include "api/protocol/event_codec.h"
 
 namespace railyard::controller {
 namespace {
@@ -505,7 +505,7 @@ class PluginLinesTest : public PluginLinkTest {
   std::unique_ptr<Harness> harness_;
 };
 
-// Complete lines, as the plugin writes them (protocol/event_codec.h).
+// Complete lines, as the plugin writes them (api/protocol/event_codec.h).
 std::string line_of(uint64_t seq, protocol::EventBody body, double time = 1.7e9) {
   return protocol::encode_event({seq, time, std::move(body)});
 }

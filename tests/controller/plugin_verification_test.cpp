@@ -9,8 +9,8 @@
 #include <filesystem>
 
 #include "controller/controller.h"
-#include "protocol/command_codec.h"
-#include "protocol/event_codec.h"
+#include "api/protocol/command_codec.h"
+#include "api/protocol/event_codec.h"
 #include "routing/fabric_changes.h"
 #include "routing/fabric_fingerprint.h"
 #include "routing/generator.h"

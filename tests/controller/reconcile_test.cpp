@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "controller/controller.h"
-#include "protocol/event_codec.h"
+#include "api/protocol/event_codec.h"
 #include "routing/fabric_changes.h"
 #include "routing/fabric_fingerprint.h"
 #include "routing/generator.h"

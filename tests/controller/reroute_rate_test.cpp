@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "controller/controller.h"
-#include "protocol/event_codec.h"
+#include "api/protocol/event_codec.h"
 #include "routing/generator.h"
 #include "routing/lid_assignment.h"
 #include "routing/topology_writer.h"

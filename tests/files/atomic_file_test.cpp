@@ -1,8 +1,8 @@
-// files/atomic_file.h: the file is replaced whole or not at all. That the
+// controller/files/atomic_file.h: the file is replaced whole or not at all. That the
 // folder is synced cannot be observed short of pulling the power; what can:
 // a failure at any step leaves the old file as it was and no temporary file,
 // and what commit() reports written is there completely.
-#include "files/atomic_file.h"
+#include "controller/files/atomic_file.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>

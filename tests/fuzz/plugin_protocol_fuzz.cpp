@@ -1,4 +1,4 @@
-// libFuzzer target for the plugin socket's wire format (protocol/), the one
+// libFuzzer target for the plugin socket's wire format (api/protocol/), the one
 // definition both ends decode: the plugin its command lines, railyardd the
 // plugin's event lines. The input is split at '\n'; each line is decoded as
 // an event and as a command.
@@ -18,8 +18,8 @@
 #include <string>
 #include <string_view>
 
-#include "protocol/command_codec.h"
-#include "protocol/event_codec.h"
+#include "api/protocol/command_codec.h"
+#include "api/protocol/event_codec.h"
 
 namespace {
 

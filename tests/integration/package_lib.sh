@@ -10,7 +10,7 @@
 # Never the machine's own /usr, /etc or /var: dpkg works on the root's own
 # database (--root), and the maintainer scripts run outside a chroot with
 # DPKG_ROOT set (--force-script-chrootless; the root has no shell of its own):
-# packaging/deb/post* write below DPKG_ROOT only (systemd-sysusers --root,
+# scripts/packaging/deb/post* write below DPKG_ROOT only (systemd-sysusers --root,
 # systemd-tmpfiles --root, deb-systemd-helper) and never call systemctl then.
 # --force-depends: the root holds no opensm, libc6, ... (the machine's serve).
 
@@ -27,7 +27,7 @@ ry_pkg_deb() {
     for f in "$bin/railyard" "$bin/railyardd" "$bin/railyardctl" "$bin/sm_plugin/libosmrailyard.so"; do
       [[ $f -nt ${debs[0]} ]] && stale=1
     done
-    [[ -n $(find "$src/packaging" "$src/config" -newer "${debs[0]}" -type f 2>/dev/null | head -n 1) ]] && stale=1
+    [[ -n $(find "$src/scripts/packaging" "$src/config" -newer "${debs[0]}" -type f 2>/dev/null | head -n 1) ]] && stale=1
   fi
   if ((stale)); then
     RAILYARD_LINTIAN=0 bash "$src/scripts/package.sh" "$bin" >"${RY_TMP:-/tmp}/package.out" 2>&1 ||

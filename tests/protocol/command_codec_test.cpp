@@ -1,6 +1,6 @@
 // Commands through the shared codec: what railyardd sends, as the plugin
 // reads it.
-#include "protocol/command_codec.h"
+#include "api/protocol/command_codec.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // decodes back to the same struct, the lines the plugin wrote before the
 // shared definition (and older plugins' lines) still decode, and bad lines
 // are refused naming the field.
-#include "protocol/event_codec.h"
+#include "api/protocol/event_codec.h"
 
 #include <gtest/gtest.h>
 

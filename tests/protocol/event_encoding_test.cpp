@@ -1,7 +1,7 @@
 // The wire format of every event, byte for byte as the plugin has always
 // written it: the controller and scripts (jq in the integration tests) read
 // these keys.
-#include "protocol/event_codec.h"
+#include "api/protocol/event_codec.h"
 
 #include <gtest/gtest.h>
 

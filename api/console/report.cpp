@@ -1,11 +1,11 @@
-#include "console/report.h"
+#include "api/console/report.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
 #include <vector>
 
-#include "console/assets.h"
+#include "api/console/assets.h"
 
 namespace railyard::console {
 

@@ -1,4 +1,4 @@
-#include "console/assets.h"
+#include "api/console/assets.h"
 
 namespace railyard::console {
 

@@ -1,4 +1,4 @@
-#include "console/grid.h"
+#include "api/console/grid.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "protocol/field_reader.h"
+#include "api/protocol/field_reader.h"
 
 #include <cmath>
 

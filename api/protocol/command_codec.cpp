@@ -1,6 +1,6 @@
-#include "protocol/command_codec.h"
+#include "api/protocol/command_codec.h"
 
-#include "protocol/field_reader.h"
+#include "api/protocol/field_reader.h"
 
 namespace railyard::protocol {
 

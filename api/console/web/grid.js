@@ -1,4 +1,4 @@
-// grid.js: lays out and draws the fabric picture (the JSON of console/grid.h)
+// grid.js: lays out and draws the fabric picture (the JSON of api/console/grid.h)
 // on a canvas: rails x leaves at the bottom, spines and cores above, one line
 // per switch-switch link. Shared by the console (console.js) and the report of
 // `railyard verify --html`. Plain JS, no library: a canvas keeps a 16,384-CA

@@ -24,8 +24,8 @@
 #include <string>
 #include <string_view>
 
-#include "protocol/decode_error.h"
-#include "protocol/plugin_events.h"
+#include "api/protocol/decode_error.h"
+#include "api/protocol/plugin_events.h"
 
 namespace railyard::protocol {
 

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "protocol/event_codec.h"
-#include "protocol/event_names.h"
+#include "api/protocol/event_codec.h"
+#include "api/protocol/event_names.h"
 #include "routing/topology_writer.h"
 
 namespace railyard::protocol {

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string_view>
 
-#include "protocol/plugin_events.h"
+#include "api/protocol/plugin_events.h"
 
 namespace railyard::protocol {
 

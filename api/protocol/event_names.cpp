@@ -1,4 +1,4 @@
-#include "protocol/event_names.h"
+#include "api/protocol/event_names.h"
 
 #include <array>
 #include <utility>

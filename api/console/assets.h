@@ -1,5 +1,5 @@
-// The console's web assets (console/web/), built into the binary by
-// console/embed.cmake: railyardd serves them under /console/, and
+// The console's web assets (api/console/web/), built into the binary by
+// api/console/embed.cmake: railyardd serves them under /console/, and
 // `railyard verify --html` inlines grid.js into its report.
 #pragma once
 

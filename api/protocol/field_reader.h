@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-#include "protocol/decode_error.h"
+#include "api/protocol/decode_error.h"
 
 namespace railyard::protocol {
 

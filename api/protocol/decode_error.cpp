@@ -1,4 +1,4 @@
-#include "protocol/decode_error.h"
+#include "api/protocol/decode_error.h"
 
 namespace railyard::protocol {
 

@@ -13,8 +13,8 @@
 #include <string>
 #include <string_view>
 
-#include "protocol/decode_error.h"
-#include "protocol/plugin_commands.h"
+#include "api/protocol/decode_error.h"
+#include "api/protocol/plugin_commands.h"
 
 namespace railyard::protocol {
 

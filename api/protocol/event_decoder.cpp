@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <optional>
 
-#include "protocol/event_codec.h"
-#include "protocol/event_names.h"
-#include "protocol/field_reader.h"
+#include "api/protocol/event_codec.h"
+#include "api/protocol/event_names.h"
+#include "api/protocol/field_reader.h"
 #include "routing/topology_reader.h"
 
 namespace railyard::protocol {
