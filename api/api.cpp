@@ -96,7 +96,9 @@ HttpResponse Api::handle(const HttpRequest& req) {
   } else {
     try {
       check_query(req, e);
-      r = dispatch(e, m.params, req, actor, &audited);
+      Call call{e, m.params, req, actor};
+      r = (this->*e.handler)(call);
+      audited = call.audited;
     } catch (const controller::Failure& f) {
       r = failure_response(f);
     } catch (const controller::StoreError& ex) {

@@ -45,6 +45,17 @@ struct HttpStats {
 // At most this many event streams at once (GET /rails/events); one more is a 503.
 inline constexpr uint64_t kMaxEventStreams = 64;
 
+// One call of an endpoint, as its handler gets it.
+struct Call {
+  const Endpoint& endpoint;
+  const std::map<std::string, std::string>& params;  // the pattern's {name}s, decoded
+  const HttpRequest& request;
+  const controller::Actor& actor;  // the caller; for a mutation, with its action and request
+  // Set by a handler when the controller wrote the audit record with the
+  // change; otherwise Api::handle audits a mutation's answer itself.
+  bool audited = false;
+};
+
 class Api {
  public:
   explicit Api(controller::Controller& controller) : c_(controller) {}
@@ -70,11 +81,46 @@ class Api {
 
  private:
   controller::Actor authenticate(const std::string& authorization) const;
-  // The handler of each endpoint (dispatch.cpp); may throw a
-  // controller::Failure, which handle() answers through status_codes.h.
-  // *audited: the controller wrote the audit record with the change.
-  HttpResponse dispatch(const Endpoint& endpoint, const std::map<std::string, std::string>& params,
-                        const HttpRequest& request, const controller::Actor& actor, bool* audited);
+  // The handlers the endpoint table (endpoints.cpp) names, one per endpoint.
+  friend std::span<const Endpoint> endpoints();
+  // The fabric read (handlers_fabric.cpp).
+  HttpResponse index(Call& call);
+  HttpResponse openapi(Call& call);
+  HttpResponse health(Call& call);
+  HttpResponse whoami(Call& call);
+  HttpResponse document(Call& call);  // fabric, switches, hosts
+  HttpResponse host_rails(Call& call);
+  HttpResponse links(Call& call);
+  HttpResponse route(Call& call);
+  HttpResponse ar_summary(Call& call);
+  HttpResponse ar_switch(Call& call);
+  HttpResponse events(Call& call);
+  HttpResponse event_stream(Call& call);
+  HttpResponse rail_events(Call& call);
+  // Changes: drains, reroutes, link events, SHARP jobs (handlers_changes.cpp).
+  HttpResponse drains_list(Call& call);
+  HttpResponse drain_create(Call& call);
+  HttpResponse drain_delete(Call& call);
+  HttpResponse reroute(Call& call);
+  HttpResponse reroutes_list(Call& call);
+  HttpResponse reroute_get(Call& call);
+  HttpResponse link_event(Call& call);
+  HttpResponse jobs_list(Call& call);
+  HttpResponse job_create(Call& call);
+  HttpResponse job_get(Call& call);
+  HttpResponse job_delete(Call& call);
+  // Operations: isolation, telemetry, schedulers, the console, metrics
+  // (handlers_ops.cpp).
+  HttpResponse isolation(Call& call);
+  HttpResponse isolation_reset(Call& call);
+  HttpResponse isolation_exclude(Call& call);
+  HttpResponse isolation_unexclude(Call& call);
+  HttpResponse hotspots(Call& call);
+  HttpResponse link_counters(Call& call);
+  HttpResponse grid(Call& call);
+  HttpResponse scheduler_topology(Call& call);  // Slurm, Kubernetes
+  HttpResponse metrics(Call& call);
+
   // Whole-fabric documents (hosts, switches, fabric) rendered once per
   // controller generation: at 16k CAs `hosts` is megabytes of JSON. One
   // reader renders a new generation; the others meanwhile get the last
@@ -82,7 +128,7 @@ class Api {
   // refresh_documents() renders them before a change is acknowledged).
   // `key`: the endpoint id, or a variant of it (the Slurm formats).
   HttpResponse cached(int key, const std::function<HttpResponse()>& render);
-  HttpResponse render_document(EndpointId id);  // fabric, switches, hosts
+  HttpResponse render_document(EndpointId id);  // fabric, switches, hosts (documents.cpp)
   // After a change, before its answer: fabric, switches and hosts, those read
   // so far, rendered for the generation that holds the change.
   void refresh_documents();

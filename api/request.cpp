@@ -24,10 +24,9 @@ HttpResponse text_response(const std::string& text) {
   return r;
 }
 
-// The request body as a JSON object with only `allowed` keys.
-json parse_object(const std::string& body, std::initializer_list<std::string_view> allowed, bool empty_ok) {
+json parse_object(const std::string& body, const Schema& schema) {
   if (body.find_first_not_of(" \t\r\n") == std::string::npos) {
-    if (empty_ok) return json::object();
+    if (schema.optional) return json::object();
     throw Failure::invalid("a JSON object body is required");
   }
   std::string error;
@@ -36,10 +35,10 @@ json parse_object(const std::string& body, std::initializer_list<std::string_vie
   if (!j.is_object()) throw Failure::invalid("the body must be a JSON object");
   for (const auto& [key, value] : j.items()) {
     bool ok = false;
-    for (std::string_view a : allowed) ok = ok || a == key;
+    for (const Field& f : schema.fields) ok = ok || f.name == key;
     if (!ok) {
       std::string list;
-      for (std::string_view a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+      for (const Field& f : schema.fields) list += (list.empty() ? "" : ", ") + std::string(f.name);
       throw Failure::invalid("unknown field '" + key + "' (expected: " + list + ")");
     }
   }
@@ -115,6 +114,12 @@ void check_query(const HttpRequest& r, const Endpoint& e) {
     for (const QueryParam& q : e.query) ok = ok || q.name == key;
     if (!ok) throw Failure::invalid("unknown query parameter '" + key + "'");
   }
+}
+
+controller::Actor replying(const controller::Actor& actor, int done_status) {
+  controller::Actor a = actor;
+  a.reply_code = done_status;
+  return a;
 }
 
 std::shared_ptr<const controller::FabricView> need_view(controller::Controller& c) {

@@ -1,0 +1,92 @@
+// The whole-fabric documents' cache (Api::cached) and the rail health
+// computed once per controller generation.
+#include "api/api.h"
+#include "api/render.h"
+#include "api/request.h"
+
+namespace railyard::api {
+
+namespace ctl = railyard::controller;
+using ctl::Failure;
+
+HttpResponse Api::render_document(EndpointId id) {
+  auto v = need_view(c_);
+  switch (id) {
+    case EndpointId::kFabric:
+      return json_response(200, render_fabric_summary(*v, *c_.links(), c_.drains().size()));
+    case EndpointId::kSwitches: return json_response(200, render_switches(*v, c_.drains()));
+    case EndpointId::kHosts: {
+      auto snap = rail_health();
+      return json_response(200, render_hosts(*snap->view, snap->health));
+    }
+    default: break;
+  }
+  throw Failure::internal("not a cached document");
+}
+
+HttpResponse Api::cached(int key, const std::function<HttpResponse()>& render) {
+  // The generation is read before rendering: a change during the render
+  // makes the entry stale at once rather than hiding the change.
+  const uint64_t generation = c_.generation();
+  {
+    std::lock_guard lock(cache_mu_);
+    Cached& entry = cache_[key];
+    if (entry.generation >= generation && entry.generation != 0) return entry.response;
+    // Another reader is rendering a newer one: the last document meanwhile.
+    if (entry.rendering && entry.generation != 0) return entry.response;
+    entry.rendering = true;
+  }
+  HttpResponse r;
+  try {
+    r = render();
+  } catch (...) {
+    std::lock_guard lock(cache_mu_);
+    cache_[key].rendering = false;
+    throw;
+  }
+  std::lock_guard lock(cache_mu_);
+  Cached& entry = cache_[key];
+  entry.rendering = false;
+  if (r.status == 200 && generation > entry.generation) {
+    entry.generation = generation;
+    entry.response = r;
+  }
+  return r;
+}
+
+std::shared_ptr<const Api::RailHealthSnapshot> Api::rail_health() {
+  const uint64_t generation = c_.generation();
+  {
+    std::lock_guard lock(cache_mu_);
+    if (health_ && health_generation_ == generation) return health_;
+  }
+  auto v = need_view(c_);
+  auto health = std::make_shared<const RailHealthSnapshot>(RailHealthSnapshot{v, ctl::rail_health(*v, *c_.links())});
+  std::lock_guard lock(cache_mu_);
+  health_ = health;
+  health_generation_ = generation;
+  return health;
+}
+
+void Api::refresh_documents() {
+  std::vector<EndpointId> read;
+  {
+    std::lock_guard lock(cache_mu_);
+    for (EndpointId id : {EndpointId::kFabric, EndpointId::kSwitches, EndpointId::kHosts}) {
+      auto it = cache_.find(static_cast<int>(id));
+      if (it != cache_.end() && it->second.generation != 0) read.push_back(id);
+    }
+  }
+  for (EndpointId id : read) {
+    const uint64_t generation = c_.generation();
+    HttpResponse r = render_document(id);
+    std::lock_guard lock(cache_mu_);
+    Cached& entry = cache_[static_cast<int>(id)];
+    if (r.status == 200 && generation > entry.generation) {
+      entry.generation = generation;
+      entry.response = std::move(r);
+    }
+  }
+}
+
+}  // namespace railyard::api
