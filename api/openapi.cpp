@@ -3,10 +3,34 @@
 #include <string>
 
 #include "api/endpoints.h"
+#include "api/schema.h"
 
 namespace railyard::api {
 
 using nlohmann::json;
+
+namespace {
+
+// What a status means on /api/v1; the error's message says the particulars.
+const char* describe(int status) {
+  switch (status) {
+    case 200: return "OK (a change: a dry run, or one that was already made)";
+    case 201: return "Created";
+    case 202: return "Accepted: the reroute request is pending (GET /api/v1/reroutes/{id})";
+    case 400: return "Bad request: a body, field, path segment or query parameter is not valid; the message names it";
+    case 401: return "No or invalid bearer token";
+    case 403: return "The token's role is too low";
+    case 404: return "Not found: the message names the node, host, drain, job or request";
+    case 409: return "Conflict: already done, or the change would cut CA pairs (force to do it anyway)";
+    case 429: return "Rate limited: Retry-After says when to try again";
+    case 500: return "Internal error";
+    case 503: return "Unavailable: no fabric yet, the database or policy file cannot be written, or the service is "
+                     "not running (health: degraded)";
+  }
+  return "";
+}
+
+}  // namespace
 
 json openapi_document() {
   json paths = json::object();
@@ -26,16 +50,17 @@ json openapi_document() {
       params.push_back({{"name", q.name}, {"in", "query"}, {"required", false}, {"description", q.description},
                         {"schema", {{"type", "string"}}}});
     }
-    json responses = {{"200", {{"description", "OK"}}},
-                      {"400", {{"description", "Bad request: the message says what is wrong"}}},
-                      {"404", {{"description", "Unknown node, drain or request"}}}};
-    if (e.role != controller::Role::kNone) {
-      responses["401"] = {{"description", "No or invalid bearer token"}};
-      responses["403"] = {{"description", "The token's role is too low"}};
-    }
-    if (e.mutation) {
-      responses["409"] = {{"description", "Conflict (already drained, or the drain would cut CA pairs)"}};
-      responses["429"] = {{"description", "Rate limited (Retry-After)"}};
+    json responses = json::object();
+    for (const int status : answered(e).list()) {
+      json r = {{"description", describe(status)}};
+      // /health answers its own document when degraded (503), not an error.
+      const bool document = status < 400 || (e.id == EndpointId::kHealth && status == 503);
+      if (!document) {
+        r["content"] = {{"application/json", {{"schema", json_schema(kErrorDocument, false)}}}};
+      } else if (e.response) {
+        r["content"] = {{"application/json", {{"schema", json_schema(*e.response, false)}}}};
+      }
+      responses[std::to_string(status)] = r;
     }
     json op = {{"summary", e.summary},
                {"operationId", method + pattern},
@@ -43,10 +68,13 @@ json openapi_document() {
                {"parameters", params},
                {"responses", responses}};
     if (e.role != controller::Role::kNone) op["security"] = json::array({{{"bearer", json::array()}}});
-    if (!e.body.empty()) {
-      op["requestBody"] = {{"required", true},
-                           {"content", {{"application/json", {{"schema", {{"type", "object"}}},
-                                                              {"example", std::string(e.body)}}}}}};
+    if (e.request) {
+      json media = {{"schema", json_schema(*e.request, true)}};
+      // The help's example body, where it is JSON (reroute's says "(optional)").
+      if (json example = json::parse(e.body, nullptr, false); !example.is_discarded()) {
+        media["example"] = example;
+      }
+      op["requestBody"] = {{"required", !e.request->optional}, {"content", {{"application/json", media}}}};
     }
     paths[pattern][method] = op;
   }
