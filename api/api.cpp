@@ -85,7 +85,9 @@ HttpResponse Api::handle(const HttpRequest& req) {
     actor.request = req.body;
   }
   HttpResponse r;
-  bool audited = false;
+  // Outside the try: a change the controller audited stays audited even if
+  // answering it throws.
+  Call call{e, m.params, req, actor};
   if (e.role != Role::kNone && actor.role == Role::kNone) {
     r = error_response(401, req.authorization.empty() ? "a bearer token is required" : "the bearer token is not valid");
     r.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"railyard\"");
@@ -96,9 +98,7 @@ HttpResponse Api::handle(const HttpRequest& req) {
   } else {
     try {
       check_query(req, e);
-      Call call{e, m.params, req, actor};
       r = (this->*e.handler)(call);
-      audited = call.audited;
     } catch (const controller::Failure& f) {
       r = failure_response(f);
     } catch (const controller::StoreError& ex) {
@@ -112,10 +112,10 @@ HttpResponse Api::handle(const HttpRequest& req) {
   }
   // A change is audited with the change itself; everything else a mutation
   // endpoint answers (refused, failed, dry run) is audited here, bounded.
-  if (e.mutation && !audited) c_.audit_refused(actor, r.status, response_message(r));
+  if (e.mutation && !call.audited) c_.audit_refused(actor, r.status, response_message(r));
   // A change is answered once the documents read so far show it: whoever
   // made it reads it back, and readers meanwhile got the last whole ones.
-  if (e.mutation && audited) {
+  if (e.mutation && call.audited) {
     try {
       refresh_documents();
     } catch (const std::exception& ex) {
