@@ -3,6 +3,9 @@
 #include <cctype>
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <optional>
+
+#include "routing/node_lookup.h"
 
 namespace railyard::controller {
 
@@ -13,6 +16,23 @@ Actor auto_actor(const std::string& action, const std::string& request) {
 }
 
 std::string failure_text(const Failure& f) { return std::string(to_string(f.kind)) + ": " + f.message; }
+
+// The link of an error_burst event's port (the telemetry's record of a
+// perf-manager sample with many errors), in `v`; null when it names no
+// cabled port of the view.
+std::optional<std::string> burst_link(const nlohmann::json& body, const FabricView* v) {
+  if (v == nullptr || !body.contains("node_guid") || !body["node_guid"].is_string() || !body.contains("port") ||
+      !body["port"].is_number_unsigned()) {
+    return std::nullopt;
+  }
+  const routing::Fabric& f = v->fabric;
+  Result<NodeId> node = routing::find_node(f, body["node_guid"].get<std::string>());
+  const uint64_t port = body["port"].get<uint64_t>();
+  if (!node || port < 1 || port > f.node(*node).num_ports) return std::nullopt;
+  const routing::Port& p = f.port(f.port_id(*node, PortNum{static_cast<uint8_t>(port)}));
+  if (!p.remote.valid()) return std::nullopt;
+  return link_key(f, p.link);
+}
 
 }  // namespace
 
@@ -98,7 +118,21 @@ void AutoIsolation::tick(double now) {
       events = c_.store().events_since(last_event_, 500);
       if (events.empty()) break;
       last_event_ = events.back().id;
+      std::shared_ptr<const FabricView> view;
       for (const EventRecord& e : events) {
+        if (e.type == "error_burst") {
+          // A perf-manager sample with at least telemetry.error_burst errors:
+          // its rate is what errors_per_minute is compared with.
+          nlohmann::json body = nlohmann::json::parse(e.body, nullptr, false);
+          if (!view) view = c_.view();
+          const std::optional<std::string> link = body.is_object() ? burst_link(body, view.get()) : std::nullopt;
+          const double interval = body.is_object() ? body.value("interval_s", 0.0) : 0.0;
+          const double errors = body.is_object() ? body.value("errors", 0.0) : 0.0;
+          if (!link || !(interval > 0)) continue;
+          auto out = engine_.on_error_rate(*link, errors * 60.0 / interval, e.time);
+          actions.insert(actions.end(), out.begin(), out.end());
+          continue;
+        }
         if (e.type != "link_down" && e.type != "link_up") continue;
         nlohmann::json body = nlohmann::json::parse(e.body, nullptr, false);
         if (!body.is_object() || !body.contains("link") || !body["link"].is_string()) continue;

@@ -4,6 +4,8 @@
 //   - reads the link events stored since the last look (link_down/link_up:
 //     the plugin's, from OpenSM's subnet, and monitoring's, POST events/link),
 //     in order, from the store: none is missed, none read twice;
+//     and the error bursts the telemetry recorded (error_burst: a perf-manager
+//     sample with at least telemetry.error_burst errors), as an error rate;
 //   - gives them to the engine, with the fabric's switch-link count (the cap);
 //   - carries its actions out through the operator's path: Controller::drain
 //     and undrain with the actor "auto" (durable before done, audited with the

@@ -181,5 +181,42 @@ TEST_F(AutoIsolationTest, ExcludeRefusesBadTargetsAndKeepsALinkOut) {
   EXPECT_FALSE(iso.snapshot().breaker.tripped);
 }
 
+TEST_F(AutoIsolationTest, ErrorBurstsFromThePerfManagerIsolateTheirLinkAboveTheRate) {
+  auto c = live_controller();
+  IsolationConfig cfg = config();
+  cfg.errors_per_minute = 100;
+  AutoIsolation iso(*c, cfg);
+  iso.start_at(unix_now());
+  const routing::Fabric& f = c->view()->fabric;
+  auto leaf = routing::find_node(f, "leaf g000 r0");
+  ASSERT_TRUE(leaf.ok());
+  // The plugin relays the perf manager's deltas: a first sample is a
+  // baseline, the next ones rates over their 10 s interval.
+  uint64_t seq = 100;
+  const double t0 = unix_now();
+  auto sample = [&](uint32_t port, uint64_t symbol_errors, double at) {
+    protocol::PortErrorsEvent e;
+    e.port = protocol::CounterPort{f.node(*leaf).guid.value, static_cast<uint8_t>(port), "leaf g000 r0"};
+    e.symbol_err = symbol_errors;
+    e.time_diff_s = 10;
+    c->on_plugin_line(protocol::encode_event({++seq, at, e}));
+  };
+  // Port 10: 12 errors in 10 s, a burst (>= telemetry.error_burst, 10) but
+  // 72 a minute, under the 100 configured.
+  sample(10, 0, t0);
+  sample(10, 12, t0 + 10);
+  // Port 9: 50 errors in 10 s = 300 a minute.
+  sample(9, 0, t0);
+  sample(9, 50, t0 + 10);
+  iso.tick(unix_now());
+  auto drains = auto_drains(*c);
+  ASSERT_EQ(drains.size(), 1u) << "only the port over the rate";
+  EXPECT_EQ(drains[0].reason, "auto: errors");
+  EXPECT_NE(drains[0].target_name.find("leaf g000 r0[9]"), std::string::npos) << drains[0].target_name;
+  bool burst_recorded = false;
+  for (const EventRecord& e : c->store().events_since(0, 1000)) burst_recorded = burst_recorded || e.type == "error_burst";
+  EXPECT_TRUE(burst_recorded);
+}
+
 }  // namespace
 }  // namespace railyard::controller
