@@ -214,6 +214,10 @@ void FastPath::apply(std::vector<Command> commands) {
       done.blocks_changed = static_cast<int64_t>(ev.blocks_changed);
       done.digests = ev.digests;
       events->push(std::move(ev));
+      // The fabric these tables were routed on goes first (when railyardd
+      // has not got it: a link the subnet lost or regained since OpenSM's
+      // last pass), so the digests are compared with railyardd's route of it.
+      if (routed_) pass_.share_fabric(routed_->fabric);
       events->push(std::move(done));
     }
   } catch (const std::exception& e) {

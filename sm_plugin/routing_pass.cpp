@@ -104,6 +104,18 @@ int RoutingPass::refuse(RoutingPassEvent& ev, std::string reason) {
   return -1;
 }
 
+void RoutingPass::share_fabric(std::shared_ptr<const routing::Fabric> fabric) {
+  if (!events_ || !fabric) return;
+  const uint64_t fingerprint = routing::fabric_fingerprint(*fabric);
+  std::lock_guard lock(shared_mu_);
+  if (shared_any_ && fingerprint == shared_fingerprint_) return;
+  // Pushed under the lock: two threads' fabrics reach the channel in the
+  // order their fingerprints were recorded.
+  events_->push_fabric(passes_, std::move(fabric));
+  shared_any_ = true;
+  shared_fingerprint_ = fingerprint;
+}
+
 void RoutingPass::track_missing_cas(const routing::Fabric& now) {
   for (auto it = missing_cas_.begin(); it != missing_cas_.end();) {
     it = now.find_node_guid(Guid{it->first}).valid() ? missing_cas_.erase(it) : std::next(it);
@@ -308,11 +320,7 @@ int RoutingPass::route(RoutingPassEvent& ev) {
   // The fabric is no longer needed here: it becomes the shared snapshot the
   // channel serializes (only when it changed) and the next pass compares with.
   auto shared = std::make_shared<const routing::Fabric>(std::move(snap->fabric));
-  if (events_) {
-    const uint64_t fingerprint = routing::fabric_fingerprint(*shared);
-    if (!last_fabric_ || fingerprint != last_fingerprint_) events_->push_fabric(passes_, shared);
-    last_fingerprint_ = fingerprint;
-  }
+  share_fabric(shared);
   if (tracked) {
     auto routed = std::make_unique<Routed>();
     routed->fabric = shared;

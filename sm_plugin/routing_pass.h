@@ -86,6 +86,13 @@ class RoutingPass {
     last_digests_ = std::move(d);
   }
 
+  // Any thread: `fabric` is what the plugin's tables are routed on now (a
+  // pass's, or the fast path's after a command's push): sent to railyardd
+  // (as changes from the last one it got) when it differs from the last one
+  // shared, so that railyardd routes the same fabric before it compares the
+  // digests that follow (docs/controller.md, "One routing, verified").
+  void share_fabric(std::shared_ptr<const routing::Fabric> fabric);
+
   // The route of the last successful pass, for the fast path (fast_path.h)
   // to continue from incrementally (routing/reroute.h).
   struct Routed {
@@ -128,7 +135,10 @@ class RoutingPass {
   std::string policy_error_;  // the policy file's current error, until it loads again
   // The fabric of the last successful pass, and its digest (fabric events).
   std::shared_ptr<const routing::Fabric> last_fabric_;
-  uint64_t last_fingerprint_ = 0;
+  // The fingerprint of the last fabric shared with railyardd (share_fabric).
+  std::mutex shared_mu_;
+  bool shared_any_ = false;
+  uint64_t shared_fingerprint_ = 0;
   // CAs seen in an earlier pass and absent now, by node GUID.
   std::map<uint64_t, UnreachableCa> missing_cas_;
   mutable std::mutex digests_mu_;
