@@ -107,7 +107,7 @@ drain_loop() {
 touch drain.run
 drain_loop &
 DRAIN_PID=$!
-trap 'rm -f "$RY_TMP/drain.run"; kill "$DRAIN_PID" 2>/dev/null || true' EXIT
+RY_CLIENT_PIDS+=("$DRAIN_PID")   # stopped by lib.sh's cleanup if the test ends early
 
 # Warm-up: the first acknowledged drain, then the baseline RSS.
 first_ack() { [[ -s acked.tsv ]]; }
@@ -129,7 +129,6 @@ while ((n < EVENTS)); do
 done
 rm -f drain.run
 wait "$DRAIN_PID" || true
-trap - EXIT
 ry_log "$n link events sent; $(grep -c . acked.tsv) requests acknowledged, $(grep -c . refused.txt) refused"
 
 # --- once quiet ------------------------------------------------------------------------
