@@ -57,6 +57,21 @@ DivergenceCheck DivergenceTracker::check(const protocol::Digests& plugin, const 
   c.our_policy = ours.digests.policy;
   c.our_lfts = ours.digests.lfts.total;
   const std::string view = "view " + std::to_string(ours.digests.version);
+  // The plugin's policy was railyardd's until a newer one replaced it (the
+  // view in force plans with another): the plugin routed its fabric under
+  // the file it had read, railyardd routed that fabric only under the newer
+  // policy, so no view can be equal. The command carrying the newer policy
+  // is on its way and its report is compared. A plugin that stays on the
+  // older policy diverges ("policy") once that view is past grace_s.
+  if (same_policy && same_policy->replaced_at != 0 && open.front()->digests.policy != plugin.policy) {
+    c.superseded = true;
+    c.kind = "superseded";
+    c.reason = what + ": planned with policy " + digest_text(plugin.policy) + " of railyardd's " + view +
+               ", replaced since by " + digest_text(open.front()->digests.policy) + " (view " +
+               std::to_string(open.front()->digests.version) + "): superseded by the change already sent";
+    if (count) ++superseded_;
+    return c;
+  }
   if (!same_policy) {
     c.kind = "policy";
     c.reason = what + ": the plugin planned with policy " + digest_text(plugin.policy) + ", railyardd's " + view +

@@ -45,6 +45,11 @@ ViewDigests digests_of(const FabricView& view);
 struct DivergenceCheck {
   bool compared = false;  // false: no view to compare with (nothing said)
   bool agrees = false;
+  // !agrees: planned with a policy railyardd has replaced since, within grace
+  // (a pass that read the policy file just before a drain rewrote it, on a
+  // fabric railyardd then routed only under the drain): superseded by the
+  // command already sent, whose own report is compared. Not a divergence.
+  bool superseded = false;
   uint64_t view_version = 0;  // the view it agrees with, or the closest one
   std::string kind;           // !agrees: "policy" or "lfts"
   std::string reason;         // !agrees: for people
@@ -69,6 +74,7 @@ class DivergenceTracker {
 
   uint64_t checks() const { return checks_; }
   uint64_t divergences() const { return divergences_; }
+  uint64_t superseded() const { return superseded_; }
   // Why the last counted check diverged; nullopt when it agreed (or none ran).
   const std::optional<std::string>& standing() const { return standing_; }
 
@@ -82,6 +88,7 @@ class DivergenceTracker {
   std::deque<Entry> views_;  // oldest first
   uint64_t checks_ = 0;
   uint64_t divergences_ = 0;
+  uint64_t superseded_ = 0;
   std::optional<std::string> standing_;
 };
 

@@ -68,7 +68,9 @@ PluginWatch::Effects PluginWatch::on_routing_pass(const protocol::RoutingPassEve
     return fx;
   }
   const DivergenceCheck c = divergence_.check(*pass.digests, "pass " + std::to_string(pass.pass), now);
-  if (c.compared && !c.agrees) fx.events.emplace_back("routing_divergence", divergence_event(c, "routing_pass"));
+  if (c.compared && !c.agrees && !c.superseded) {
+    fx.events.emplace_back("routing_divergence", divergence_event(c, "routing_pass"));
+  }
   return fx;
 }
 
@@ -91,7 +93,7 @@ PluginWatch::Effects PluginWatch::on_routing_done(const protocol::UcastRoutingDo
     // The pass before it was checked already (routing_pass); a push is
     // checked here, once.
     check = divergence_.check(*done.digests, pushed ? "fast path" : "routing done", now, /*count=*/pushed);
-    if (pushed && check->compared && !check->agrees) {
+    if (pushed && check->compared && !check->agrees && !check->superseded) {
       fx.events.emplace_back("routing_divergence", divergence_event(*check, "fast_path"));
     }
   } else if (done.engine_ok && pushed) {
@@ -105,6 +107,8 @@ PluginWatch::Effects PluginWatch::on_routing_done(const protocol::UcastRoutingDo
       v.detail = "the plugin reported no digests of the tables it wrote: not verified (a plugin older than railyardd)";
     } else if (!check->compared) {
       v.detail = "no routed view to compare the plugin's tables with";
+    } else if (check->superseded) {
+      v.detail = "not verified: " + check->reason;
     } else if (!check->agrees) {
       v.detail = "the tables the plugin wrote are not railyardd's route: " + check->reason;
     } else {
@@ -132,6 +136,7 @@ std::vector<std::string> PluginWatch::health_reasons() const {
 json PluginWatch::status() const {
   json j = {{"divergences", divergence_.divergences()},
             {"checks", divergence_.checks()},
+            {"superseded", divergence_.superseded()},
             {"unverified", unverified_},
             {"diverged", divergence_.standing().has_value()}};
   if (!identity_.version.empty()) {

@@ -134,5 +134,45 @@ TEST(Divergence, UncountedChecksChangeNothing) {
   EXPECT_FALSE(t.standing().has_value());
 }
 
+// The soak's race (tests/integration/soak_test.sh): the plugin's pass read the
+// policy file just before a drain rewrote it, and routed a fabric that had
+// just lost a link; railyardd routed that fabric only under the drain.
+TEST(Divergence, APassUnderThePolicyJustReplacedOnANewerFabricIsSuperseded) {
+  const routing::Fabric before = fabric();
+  routing::FabricBuilder b(before);
+  LinkId uplink;
+  for (uint32_t i = 0; i < before.num_links() && !uplink.valid(); ++i) {
+    const routing::Link& l = before.link(LinkId(i));
+    if (before.is_switch(before.port(l.a).node) && before.is_switch(before.port(l.b).node)) uplink = LinkId(i);
+  }
+  ASSERT_TRUE(b.set_link_state(uplink, routing::PortState::kDown).ok());
+  const routing::Fabric after = std::move(b.build().value());
+  DivergenceTracker t(/*grace_s=*/30);
+  t.note_view(*view(before, {}, 1), 100);
+  t.note_view(*view(before, drained(before, 9), 2), 110);  // the drain
+  t.note_view(*view(after, drained(after, 9), 3), 111);    // the pass's fabric, under the drain
+  const protocol::Digests raced = plugin_report(after, {});
+  ASSERT_NE(raced.lfts, plugin_report(before, {}).lfts) << "the link must change the tables";
+  const DivergenceCheck c = t.check(raced, "pass 8", 112);
+  EXPECT_FALSE(c.agrees);
+  EXPECT_TRUE(c.superseded) << c.reason;
+  EXPECT_EQ(t.divergences(), 0u);
+  EXPECT_EQ(t.superseded(), 1u);
+  EXPECT_FALSE(t.standing().has_value());
+  // The push that carries the drain agrees.
+  EXPECT_TRUE(t.check(plugin_report(after, drained(after, 9)), "fast path", 112).agrees);
+  // Tables under the policy in force that are not railyardd's stay a divergence.
+  protocol::Digests wrong = plugin_report(after, drained(after, 9));
+  wrong.switches[2].lft ^= 1;
+  wrong.lfts = routing::total_lft_digest(wrong.switches);
+  const DivergenceCheck bad = t.check(wrong, "pass 9", 113);
+  EXPECT_FALSE(bad.superseded);
+  EXPECT_EQ(bad.kind, "lfts");
+  // A plugin that keeps the older policy diverges once it is past grace.
+  const DivergenceCheck stale = t.check(raced, "pass 10", 200);
+  EXPECT_FALSE(stale.superseded);
+  EXPECT_EQ(stale.kind, "policy");
+}
+
 }  // namespace
 }  // namespace railyard::controller
