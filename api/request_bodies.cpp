@@ -35,7 +35,7 @@ std::optional<double> parse_expires(const json& j) {
 }
 
 // The order of each list is the order an unknown field's message names them.
-constexpr Field kDrainFields[] = {
+constexpr Field kDrainBodyFields[] = {
     {"target", "string", true, "link, port or switch"},
     {"node", "string", true, "GUID, name or description"},
     {"port", "integer", false, "1..254; required for a link or port, refused for a switch"},
@@ -43,7 +43,7 @@ constexpr Field kDrainFields[] = {
     {"expires", "number|string", false, "a Unix time in the future, or \"+SECONDS\" from now (at most a year)"},
 };
 
-constexpr Field kLinkEventFields[] = {
+constexpr Field kLinkEventBodyFields[] = {
     {"id", "string", true, "the monitor's event id (1..256 printable ASCII, no blanks): the same id is one event"},
     {"node", "string", true, "either end of the link: GUID, name or description"},
     {"port", "integer", true, "1..254"},
@@ -52,28 +52,28 @@ constexpr Field kLinkEventFields[] = {
     {"time", "number", false, "Unix time of the event"},
 };
 
-constexpr Field kJobFields[] = {
+constexpr Field kJobBodyFields[] = {
     {"id", "string", true, "1..128 printable ASCII, no blanks"},
     {"hosts", "string[]", false, "host names (all their CAs); hosts or cas is required"},
     {"cas", "string[]", false, "CA names or GUIDs"},
     {"rails", "integer[]", false, "only these rails (integers 0..1023); default: all of the job's"},
 };
 
-constexpr Field kExcludeFields[] = {
+constexpr Field kExcludeBodyFields[] = {
     {"target", "string", true, "a link \"0x<guid>[port]\" or a node \"0x<guid>\""},
     {"reason", "string", false, ""},
     {"expires", "number|string", false, "a Unix time in the future, or \"+SECONDS\" from now (at most a year)"},
 };
 
-constexpr Field kRerouteFields[] = {{"reason", "string", false, ""}};
+constexpr Field kRerouteBodyFields[] = {{"reason", "string", false, ""}};
 
 }  // namespace
 
-const Schema kDrainBody{kDrainFields};
-const Schema kLinkEventBody{kLinkEventFields};
-const Schema kJobBody{kJobFields};
-const Schema kExcludeBody{kExcludeFields};
-const Schema kRerouteBody{kRerouteFields, true};
+const Schema kDrainBody{kDrainBodyFields};
+const Schema kLinkEventBody{kLinkEventBodyFields};
+const Schema kJobBody{kJobBodyFields};
+const Schema kExcludeBody{kExcludeBodyFields};
+const Schema kRerouteBody{kRerouteBodyFields, true};
 const Schema kEmptyBody{{}, true};
 
 ctl::DrainRequest parse_drain_request(const std::string& body) {

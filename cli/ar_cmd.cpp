@@ -18,9 +18,6 @@ namespace railyard::cli {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
-
 struct ArOptions {
   std::string topo;
   std::string policy;

@@ -2,6 +2,7 @@
 // and leaving with a documented exit code.
 #pragma once
 
+#include <chrono>
 #include <string>
 
 #include "policies/policy.h"
@@ -15,6 +16,10 @@ inline constexpr int kExitFindings = 1;  // the command ran and found problems/d
 inline constexpr int kExitBadInput = 2;  // unreadable or invalid input
 
 // Prints "railyard: <message>" and leaves through main's CLI11 handler.
+using Clock = std::chrono::steady_clock;
+// Milliseconds since t: the timings the commands print.
+inline double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
 [[noreturn]] void fail(const std::string& message, int code = kExitBadInput);
 
 routing::Fabric load_fabric(const std::string& path);

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "cli/io.h"
 #include "routing/fabric.h"
 #include "routing/lft.h"
@@ -33,14 +34,6 @@ using routing::Fabric;
 using routing::ForwardingTables;
 using routing::LftFormat;
 
-constexpr int kExitDifferent = 1;
-constexpr int kExitBadInput = 2;
-
-// Prints the error and leaves through main's CLI11 handler with `code`.
-[[noreturn]] void fail(const std::string& message, int code = kExitBadInput) {
-  std::cerr << "railyard: " << message << "\n";
-  throw CLI::RuntimeError(code);
-}
 
 std::string display_path(const std::string& path) { return path == "-" ? "<stdin>" : path; }
 
@@ -133,7 +126,7 @@ nlohmann::json port_json(uint8_t p) {
   return p == ForwardingTables::kNoPath ? nlohmann::json(nullptr) : nlohmann::json(p);
 }
 
-struct DiffOptions {
+struct LftsDiffOptions {
   std::string topo;
   std::string a;
   std::string b;
@@ -141,7 +134,7 @@ struct DiffOptions {
   size_t max = 20;
 };
 
-void run_diff(const DiffOptions& o) {
+void run_lfts_diff(const LftsDiffOptions& o) {
   Fabric fabric = load_topology(o.topo);
   LoadedTables a = load_tables(fabric, o.a);
   LoadedTables b = load_tables(fabric, o.b);
@@ -194,7 +187,7 @@ void run_diff(const DiffOptions& o) {
     }
   }
   std::cout.flush();
-  if (!identical) throw CLI::RuntimeError(kExitDifferent);
+  if (!identical) throw CLI::RuntimeError(kExitFindings);
 }
 
 }  // namespace
@@ -203,7 +196,7 @@ void add_lfts_commands(CLI::App& app) {
   CLI::App* lfts = app.add_subcommand("lfts", "Compare forwarding-table files (OpenSM dumps, ibroute output)");
   lfts->require_subcommand(1);
 
-  auto o = std::make_shared<DiffOptions>();
+  auto o = std::make_shared<LftsDiffOptions>();
   CLI::App* diff = lfts->add_subcommand("diff", "Compare two sets of forwarding tables over one topology");
   diff->footer(
       "A and B are each OpenSM's opensm-lfts.dump (written with log_flags 0x43 and\n"
@@ -221,7 +214,7 @@ void add_lfts_commands(CLI::App& app) {
   diff->add_option("B", o->b, "Second table file")->required();
   diff->add_flag("--json", o->json, "Print the report as JSON");
   diff->add_option("--max", o->max, "List at most this many differences")->capture_default_str();
-  diff->callback([o] { run_diff(*o); });
+  diff->callback([o] { run_lfts_diff(*o); });
 }
 
 }  // namespace railyard::cli

@@ -20,9 +20,6 @@ namespace railyard::cli {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
-
 nlohmann::json issues_json(const routing::Fabric& f, const std::vector<routing::DestinationIssue>& v, size_t cap) {
   nlohmann::json out = nlohmann::json::array();
   for (size_t i = 0; i < v.size() && i < cap; ++i) {

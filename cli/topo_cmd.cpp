@@ -232,13 +232,13 @@ void add_show(CLI::App& topo) {
   show->callback([o] { run_show(*o); });
 }
 
-struct DiffOptions {
+struct TopoDiffOptions {
   std::string a, b;
   std::string policy;
   bool json = false;
 };
 
-void run_diff(const DiffOptions& o) {
+void run_topo_diff(const TopoDiffOptions& o) {
   routing::Fabric a = load_fabric(o.a);
   routing::Fabric b = load_fabric(o.b);
   policies::RailNaming naming = load_policy(o.policy).rails;
@@ -268,7 +268,7 @@ void run_diff(const DiffOptions& o) {
 }
 
 void add_diff(CLI::App& topo) {
-  auto o = std::make_shared<DiffOptions>();
+  auto o = std::make_shared<TopoDiffOptions>();
   CLI::App* diff = topo.add_subcommand("diff", "Compare two topology files: did the cabling change?");
   diff->group("");  // listed in `topo --help`'s footer rather than the command list
   diff->footer(
@@ -283,7 +283,7 @@ void add_diff(CLI::App& topo) {
   diff->add_option("b", o->b, "Topology file B (e.g. ibnetdiscover's output)")->required();
   diff->add_option("--policy", o->policy, "Policy YAML whose rail naming maps CAs to hosts and rails");
   diff->add_flag("--json", o->json, "Emit {equal, differences[]} as JSON");
-  diff->callback([o] { run_diff(*o); });
+  diff->callback([o] { run_topo_diff(*o); });
 }
 
 }  // namespace

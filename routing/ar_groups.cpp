@@ -11,8 +11,7 @@ namespace railyard::routing {
 
 namespace {
 
-constexpr uint16_t kInf = 0xFFFF;
-constexpr uint32_t kNone = SwitchGraph::kNone;
+constexpr uint16_t kFar = 0xFFFF;  // unreachable, in 16-bit hop counts
 
 // A set of port numbers 0..255.
 using PortSet = std::array<uint64_t, 4>;
@@ -63,14 +62,14 @@ class TargetSets {
         if (!drained.empty() && drained[g.link(e).value()]) usable_[e] = 0;
       }
     }
-    dd_.assign(g.num_switches(), kInf);
-    dist_.assign(g.num_switches(), kInf);
+    dd_.assign(g.num_switches(), kFar);
+    dist_.assign(g.num_switches(), kFar);
     sets_.assign(g.num_switches(), PortSet{});
   }
 
   // Fills set(s) for every switch s != t; set(t) is empty.
   void prepare(uint32_t t) {
-    std::fill(dd_.begin(), dd_.end(), kInf);
+    std::fill(dd_.begin(), dd_.end(), kFar);
     // Pure-down distance: BFS from t against the direction of down links.
     queue_.clear();
     dd_[t] = 0;
@@ -79,7 +78,7 @@ class TargetSets {
       uint32_t x = queue_[h];
       for (uint32_t e = g_.begin(x); e < g_.end(x); ++e) {
         uint32_t p = g_.remote(e);
-        if (!up_[e] || !usable_[e] || dd_[p] != kInf) continue;
+        if (!up_[e] || !usable_[e] || dd_[p] != kFar) continue;
         dd_[p] = static_cast<uint16_t>(dd_[x] + 1);
         queue_.push_back(p);
       }
@@ -87,11 +86,11 @@ class TargetSets {
     // Full distance, top-down: parents come first in rk_.order.
     for (uint32_t s : rk_.order) {
       uint16_t d = dd_[s];
-      if (d == kInf) {
+      if (d == kFar) {
         for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
           if (!up_[e] || !usable_[e]) continue;
           uint16_t du = dist_[g_.remote(e)];
-          if (du != kInf && du + 1 < d) d = static_cast<uint16_t>(du + 1);
+          if (du != kFar && du + 1 < d) d = static_cast<uint16_t>(du + 1);
         }
       }
       dist_[s] = d;
@@ -99,8 +98,8 @@ class TargetSets {
     for (uint32_t s = 0; s < g_.num_switches(); ++s) {
       PortSet& set = sets_[s];
       set = PortSet{};
-      if (s == t || dist_[s] == kInf) continue;
-      const bool down = dd_[s] != kInf;  // can go down: must go down
+      if (s == t || dist_[s] == kFar) continue;
+      const bool down = dd_[s] != kFar;  // can go down: must go down
       for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
         if (!usable_[e] || up_[e] == down) continue;
         uint32_t r = g_.remote(e);

@@ -20,14 +20,12 @@ namespace railyard::routing {
 
 namespace {
 
-constexpr uint32_t kInf = std::numeric_limits<uint32_t>::max();
-constexpr uint32_t kNone = SwitchGraph::kNone;
 constexpr size_t kMaxProblems = 10;
-
-enum : uint8_t { kUnknown = 0, kVisiting = 1, kDone = 2 };
 
 // Distances toward one LID, derived from the groups.
 class LidWalk {
+  enum : uint8_t { kUnknown = 0, kVisiting = 1, kDone = 2 };
+
  public:
   LidWalk(const Fabric& f, const SwitchGraph& g, const ArTables& t, ArCheck& out)
       : f_(f), g_(g), t_(t), out_(out), state_(g.num_switches()), dist_(g.num_switches()) {}

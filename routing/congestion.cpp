@@ -11,7 +11,6 @@ namespace railyard::routing {
 
 namespace {
 
-constexpr uint32_t kNone = SwitchGraph::kNone;
 
 std::string describe_channel(const Fabric& f, const SwitchGraph& g, uint32_t e) {
   uint32_t s = g.remote(g.rev(e));

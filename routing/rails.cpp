@@ -93,18 +93,18 @@ class RailPattern {
   std::optional<std::regex> re_;
 };
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
+bool is_desc_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
 
 // The host of a description without a rail: its first word when a space
 // follows it ("^(\S+)\s"), else with `whole` the entire description.
 std::string_view inferred_host(std::string_view desc, bool whole) {
   size_t i = 0;
-  while (i < desc.size() && !is_space(desc[i])) ++i;
+  while (i < desc.size() && !is_desc_space(desc[i])) ++i;
   if (i > 0 && i < desc.size()) return desc.substr(0, i);
   return whole ? desc : std::string_view();
 }
 
-std::string label(const Fabric& f, NodeId n) {
+std::string node_quoted(const Fabric& f, NodeId n) {
   std::string_view d = f.desc(n);
   if (d.empty()) d = f.name(n);
   if (!d.empty()) return "'" + std::string(d) + "'";
@@ -137,7 +137,7 @@ void assign_hosts_and_rails(const Fabric& f, const policies::RailNaming& naming,
       needs_rank[ca.value()] = 1;
     } else {
       m.misfits.push_back({Misfit::Kind::kCaWithoutRail, ca,
-                           "CA " + label(f, ca) + " has no rail: its description matches no rail pattern" +
+                           "CA " + node_quoted(f, ca) + " has no rail: its description matches no rail pattern" +
                                (desc.empty() ? " and is empty" : " and rail inference is off")});
     }
   }
@@ -167,7 +167,7 @@ void assign_hosts_and_rails(const Fabric& f, const policies::RailNaming& naming,
       for (NodeId n : g) {
         if (!needs_rank[n.value()]) continue;
         m.misfits.push_back({Misfit::Kind::kCaWithoutRail, n,
-                             "CA " + label(f, n) + " has no rail: its description matches no rail pattern and '" +
+                             "CA " + node_quoted(f, n) + " has no rail: its description matches no rail pattern and '" +
                                  std::string(host_of[n.value()]) + "' starts " + std::to_string(g.size()) +
                                  " descriptions, too many to be a host"});
         group[n.value()] = kNoHost;
@@ -208,7 +208,7 @@ void assign_leaves(const Fabric& f, RailMap& m) {
       if (sw.valid() && f.is_switch(sw)) m.leaf[ca.value()] = sw;
     }
     if (!m.leaf[ca.value()].valid()) {
-      m.misfits.push_back({Misfit::Kind::kCaWithoutLeaf, ca, "CA " + label(f, ca) + " is not cabled to a switch"});
+      m.misfits.push_back({Misfit::Kind::kCaWithoutLeaf, ca, "CA " + node_quoted(f, ca) + " is not cabled to a switch"});
     }
   }
 
@@ -253,14 +253,14 @@ void assign_leaves(const Fabric& f, RailMap& m) {
         list += std::to_string(rail) + " (" + std::to_string(n) + (n == 1 ? " CA)" : " CAs)");
       }
       m.misfits.push_back({Misfit::Kind::kLeafServesSeveralRails, sw,
-                           "leaf " + label(f, sw) + " serves rails " + list + "; its rail is " +
+                           "leaf " + node_quoted(f, sw) + " serves rails " + list + "; its rail is " +
                                std::to_string(leaf_rail)});
       for (NodeId ca : cas) {
         int32_t rail = m.rail[ca.value()];
         if (rail == kNoRail || rail == leaf_rail) continue;
         m.misfits.push_back({Misfit::Kind::kCaRailDiffersFromLeaf, ca,
-                             "CA " + label(f, ca) + " (rail " + std::to_string(rail) + ") is on leaf " +
-                                 label(f, sw) + " of rail " + std::to_string(leaf_rail)});
+                             "CA " + node_quoted(f, ca) + " (rail " + std::to_string(rail) + ") is on leaf " +
+                                 node_quoted(f, sw) + " of rail " + std::to_string(leaf_rail)});
       }
     }
   }

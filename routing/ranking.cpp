@@ -17,7 +17,6 @@ std::string_view to_string(RankingKind k) {
 
 namespace {
 
-constexpr uint32_t kInf = std::numeric_limits<uint32_t>::max();
 
 // Multi-source BFS depth over the switch graph.
 std::vector<uint32_t> bfs(const SwitchGraph& g, std::span<const uint32_t> sources) {

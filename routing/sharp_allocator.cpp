@@ -18,12 +18,6 @@ struct SharpAllocator::State {
 
 namespace {
 
-bool usable(const Fabric& f, std::span<const uint8_t> drained, LinkId l) {
-  if (!l.valid()) return false;
-  if (!drained.empty() && drained[l.value()]) return false;
-  return f.link(l).state != PortState::kDown;
-}
-
 std::string hex(Guid g) {
   static const char* digits = "0123456789abcdef";
   std::string out = "0x";
@@ -82,7 +76,7 @@ std::optional<SharpTree> translate(const Fabric& from, const SharpTreeBuilder& t
     }
     const Port& now = f.port(f.port_id(s.node, mine.num));
     s.uplink = now.link;
-    if (!usable(f, drained, now.link) || f.remote_node(f.port_id(s.node, mine.num)) != s.parent) ok = false;
+    if (!link_usable(f, drained, now.link) || f.remote_node(f.port_id(s.node, mine.num)) != s.parent) ok = false;
   }
   if (!ok) return std::nullopt;
   out.root = out.switches.front().node;

@@ -10,7 +10,6 @@ namespace railyard::routing {
 
 namespace {
 
-constexpr uint32_t kNone = SwitchGraph::kNone;
 
 std::span<const uint8_t> checked_mask(const Fabric& f, std::span<const uint8_t> drained) {
   return drained.size() == f.num_links() ? drained : std::span<const uint8_t>();

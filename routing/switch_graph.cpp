@@ -2,13 +2,11 @@
 
 namespace railyard::routing {
 
-namespace {
-bool usable(const Fabric& f, std::span<const uint8_t> excluded, LinkId l) {
+bool link_usable(const Fabric& f, std::span<const uint8_t> excluded, LinkId l) {
   if (!l.valid()) return false;
   if (!excluded.empty() && excluded[l.value()]) return false;
   return f.link(l).state != PortState::kDown;
 }
-}  // namespace
 
 SwitchGraph::SwitchGraph(const Fabric& fabric, std::span<const uint8_t> excluded)
     : fabric_(&fabric), excluded_(excluded), switches_(fabric.switches()) {
@@ -24,7 +22,7 @@ SwitchGraph::SwitchGraph(const Fabric& fabric, std::span<const uint8_t> excluded
     uint32_t count = 0;
     for (uint32_t p = 1; p <= nd.num_ports; ++p) {
       const Port& port = fabric.port(PortId(nd.first_port.value() + p));
-      if (!usable(fabric, excluded, port.link)) continue;
+      if (!link_usable(fabric, excluded, port.link)) continue;
       NodeId r = fabric.port(port.remote).node;
       if (fabric.is_switch(r)) {
         if (r != switches_[i]) ++count;  // a cable looping back to the same switch carries nothing
@@ -46,7 +44,7 @@ SwitchGraph::SwitchGraph(const Fabric& fabric, std::span<const uint8_t> excluded
     for (uint32_t p = 1; p <= nd.num_ports; ++p) {
       PortId pid(nd.first_port.value() + p);
       const Port& port = fabric.port(pid);
-      if (!usable(fabric, excluded, port.link)) continue;
+      if (!link_usable(fabric, excluded, port.link)) continue;
       NodeId r = fabric.port(port.remote).node;
       if (!fabric.is_switch(r) || r == switches_[i]) continue;
       remote_[e] = sw_of_node_[r.value()];
@@ -67,7 +65,7 @@ SwitchGraph::SwitchGraph(const Fabric& fabric, std::span<const uint8_t> excluded
 
 uint32_t SwitchGraph::attach_switch(PortId ca_port) const {
   const Port& p = fabric_->port(ca_port);
-  if (!usable(*fabric_, excluded_, p.link)) return kNone;
+  if (!link_usable(*fabric_, excluded_, p.link)) return kNone;
   NodeId r = fabric_->port(p.remote).node;
   return fabric_->is_switch(r) ? sw_of_node_[r.value()] : kNone;
 }

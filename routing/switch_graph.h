@@ -17,6 +17,10 @@
 
 namespace railyard::routing {
 
+// Whether routing may use link l: it exists, is not down, and is not marked
+// in `excluded` (one byte per LinkId; empty: nothing excluded).
+bool link_usable(const Fabric& f, std::span<const uint8_t> excluded, LinkId l);
+
 class SwitchGraph {
  public:
   static constexpr uint32_t kNone = UINT32_MAX;

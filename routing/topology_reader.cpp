@@ -44,7 +44,6 @@ using topology_detail::PortLine;
 constexpr uint64_t kFirstCaGuid = 0x100000;
 constexpr uint64_t kFirstSwitchGuid = 0x200000;
 constexpr uint64_t kFirstRouterGuid = 0x300000;
-constexpr uint32_t kNone = UINT32_MAX;
 
 struct Record {
   NodeType type = NodeType::kCa;

@@ -12,6 +12,12 @@
 
 namespace railyard {
 
+// The sentinels of the flat arrays' 32-bit entries: "no such index" (no
+// switch, no node, no port) and "unreachable" (a distance). One definition
+// for every file (a unity build compiles several .cpp files as one).
+inline constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+inline constexpr uint32_t kInf = std::numeric_limits<uint32_t>::max();
+
 // A typed 32-bit index into one of the fabric's arrays.
 template <class Tag>
 class Index {

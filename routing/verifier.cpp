@@ -11,8 +11,6 @@ namespace railyard::routing {
 
 namespace {
 
-constexpr uint32_t kInf = std::numeric_limits<uint32_t>::max();
-constexpr uint32_t kNone = SwitchGraph::kNone;
 
 std::vector<uint32_t> bfs_from(const SwitchGraph& g, uint32_t src) {
   std::vector<uint32_t> d(g.num_switches(), kInf);

@@ -13,18 +13,12 @@
 #include "routing/rails.h"
 #include "routing/routing_plan.h"
 #include "routing/update_order.h"
+#include "sm_plugin/elapsed.h"
 #include "sm_plugin/subnet_reading.h"
 #include "sm_plugin/subnet_snapshot.h"
 #include "sm_plugin/trap_target.h"
 
 namespace railyard::sm_plugin {
-
-namespace {
-
-using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
-
-}  // namespace
 
 FastPath::FastPath(osm_opensm_t* osm, const OsmLogger& logger, RequestBook& requests, RoutingPass& pass)
     : osm_(osm),

@@ -14,12 +14,12 @@
 #include <emmintrin.h>
 #endif
 
+#include "sm_plugin/elapsed.h"
+
 namespace railyard::sm_plugin {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 // CPU time of the calling thread: on a loaded machine the wall time also
 // counts the time others had the core.
 double thread_cpu_ms() {

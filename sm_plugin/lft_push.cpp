@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "routing/fabric.h"
+
 extern "C" {
 #define delete delete_
 #include <opensm/osm_madw.h>
@@ -27,11 +29,6 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
 // 0.06 ms per post).
 constexpr size_t kBatch = 256;
 
-std::string guid_text(uint64_t guid) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%016" PRIx64, guid);
-  return buf;
-}
 
 }  // namespace
 
@@ -90,7 +87,7 @@ bool LftPush::on_lft_change(const osm_epi_lft_change_event_t& event) noexcept {
     f.state = State::kWrong;
     if (wrong_++ == 0) {
       try {
-        wrong_detail_ = "switch " + guid_text(key.guid) + " block " + std::to_string(key.block) +
+        wrong_detail_ = "switch " + routing::to_string(Guid{key.guid}) + " block " + std::to_string(key.block) +
                         " answered with other entries";
       } catch (...) {
         // Out of memory: the status still says what happened.
@@ -137,11 +134,11 @@ bool LftPush::post(const PushPlan& plan, const std::vector<uint32_t>& which,
     const size_t off = size_t{b.block} * 64;
     if (sw == nullptr || sw->p_node == nullptr || sw->lft == nullptr || sw->new_lft == nullptr ||
         off + 64 > sw->lft_size) {
-      return fail(PushStatus::kStale, "switch " + guid_text(b.switch_guid) + " is gone or has no block " +
+      return fail(PushStatus::kStale, "switch " + routing::to_string(Guid{b.switch_guid}) + " is gone or has no block " +
                                           std::to_string(b.block) + " in its table");
     }
     osm_physp_t* port0 = osm_node_get_physp_ptr(sw->p_node, 0);
-    if (port0 == nullptr) return fail(PushStatus::kStale, "switch " + guid_text(b.switch_guid) + " has no port 0");
+    if (port0 == nullptr) return fail(PushStatus::kStale, "switch " + routing::to_string(Guid{b.switch_guid}) + " has no port 0");
     const Key key{b.switch_guid, b.block};
     {
       std::lock_guard lock(mu_);
@@ -151,7 +148,7 @@ bool LftPush::post(const PushPlan& plan, const std::vector<uint32_t>& which,
       } else if (!repost || it->second.state != State::kPending) {
         // One Set in flight per (switch, block): a plan never names a block
         // twice in one round.
-        return fail(PushStatus::kStale, "switch " + guid_text(b.switch_guid) + " block " +
+        return fail(PushStatus::kStale, "switch " + routing::to_string(Guid{b.switch_guid}) + " block " +
                                             std::to_string(b.block) + " twice in one round");
       }
     }
@@ -179,7 +176,7 @@ bool LftPush::post(const PushPlan& plan, const std::vector<uint32_t>& which,
         in_flight_.erase(key);
         --pending_;
       }
-      return fail(PushStatus::kSendFailed, "osm_req_set for switch " + guid_text(b.switch_guid) + " block " +
+      return fail(PushStatus::kSendFailed, "osm_req_set for switch " + routing::to_string(Guid{b.switch_guid}) + " block " +
                                                std::to_string(b.block) + ": status " + std::to_string(static_cast<int>(st)));
     }
     ++out.posted;
@@ -217,7 +214,7 @@ bool LftPush::wait_round(const PushPlan& plan, const std::function<bool()>& stil
     std::string first;
     for (const auto& [key, f] : in_flight_) {
       if (f.state != State::kPending) continue;
-      if (first.empty()) first = "switch " + guid_text(key.guid) + " block " + std::to_string(key.block);
+      if (first.empty()) first = "switch " + routing::to_string(Guid{key.guid}) + " block " + std::to_string(key.block);
       silent.push_back(static_cast<uint32_t>(f.block - plan.blocks.data()));
     }
     if (reposted) {

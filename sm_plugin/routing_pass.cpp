@@ -14,15 +14,13 @@
 #include "routing/unicast_engine.h"
 #include "routing/fabric_fingerprint.h"
 #include "sm_plugin/hop_matrices.h"
+#include "sm_plugin/elapsed.h"
 #include "sm_plugin/subnet_snapshot.h"
 #include "sm_plugin/table_writer.h"
 
 namespace railyard::sm_plugin {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
 // At most this many destinations are named per kind of issue; the counts are
 // always complete.

@@ -5,6 +5,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "routing/fabric.h"
+
 namespace railyard::sm_plugin {
 
 namespace {
@@ -69,11 +71,6 @@ std::string record_name(NodeType type, uint64_t guid) {
   return buf;
 }
 
-std::string guid_text(uint64_t guid) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(guid));
-  return buf;
-}
 
 template <class T, class F>
 void for_each_item(cl_qmap_t& map, F&& f) {
@@ -121,7 +118,7 @@ Result<SubnetSnapshot> take_snapshot(osm_subn_t& subn) {
     const char* raw = reinterpret_cast<const char*>(n->node_desc.description);
     std::string_view desc(raw, strnlen(raw, IB_NODE_DESCRIPTION_SIZE));
     if (n->physp_tbl_size == 0 || n->physp_tbl_size > 255) {
-      return Error{"node " + guid_text(guid) + " reports " + std::to_string(n->physp_tbl_size) + " port slots"};
+      return Error{"node " + routing::to_string(Guid{guid}) + " reports " + std::to_string(n->physp_tbl_size) + " port slots"};
     }
     const auto num_ports = static_cast<uint8_t>(n->physp_tbl_size - 1);
     NodeId id = b.add_node(type, num_ports, Guid{guid}, Guid{host_guid(n->node_info.sys_guid)}, desc,
@@ -143,7 +140,7 @@ Result<SubnetSnapshot> take_snapshot(osm_subn_t& subn) {
     const uint8_t num = osm_physp_get_port_num(port->p_physp);
     status = b.set_port(it->second, PortNum{num}, Guid{host_guid(port->guid)}, Lid{min_lid}, lmc,
                         port_state(port->p_physp));
-    if (!status.ok()) status = Error{"port " + guid_text(host_guid(port->guid)) + ": " + status.error().message};
+    if (!status.ok()) status = Error{"port " + routing::to_string(Guid{host_guid(port->guid)}) + ": " + status.error().message};
   });
   if (!status.ok()) return status.error();
 

@@ -11,10 +11,6 @@ namespace {
 
 using namespace railyard::api::test_support;
 
-// A 2-level ROFT of 16 servers x 4 rails at radix 16: 8 leaves ("leaf g000
-// r0" .. "leaf g001 r3"), 8 spines; CA "node001 mlx5_0" on port 1 of "leaf
-// g000 r0", whose ports 9..16 go up.
-const std::string kSpineLink = R"({"target": "link", "node": "leaf g000 r0", "port": 9, "reason": "flapping"})";
 
 TEST_F(ApiTest, ReadEndpointsDescribeTheFabric) {
   Daemon d(dir_);

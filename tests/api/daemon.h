@@ -31,6 +31,11 @@ using nlohmann::json;
 constexpr const char* kOperator = "operator-token-0123456789";
 constexpr const char* kViewer = "viewer-token-0123456789";
 
+// The daemon's fabric is a 2-level ROFT of 16 servers x 4 rails at radix 16:
+// 8 leaves ("leaf g000 r0" .. "leaf g001 r3"), 8 spines; CA "node001 mlx5_0"
+// on port 1 of "leaf g000 r0", whose ports 9..16 go up. A drain of one of them:
+inline const std::string kSpineLink = R"({"target": "link", "node": "leaf g000 r0", "port": 9, "reason": "flapping"})";
+
 struct Reply {
   int status = 0;
   std::string body;

@@ -113,7 +113,6 @@ TEST(OpenApi, RequestBodiesAreSchemasOfTheirFields) {
   EXPECT_EQ(job["properties"]["hosts"]["items"]["type"], "string");
 }
 
-const std::string kSpineLink = R"({"target": "link", "node": "leaf g000 r0", "port": 9, "reason": "flapping"})";
 
 TEST_F(ApiTest, BadRequestsAnswerStatusesOpenApiLists) {
   Daemon d(dir_, 1);  // one reroute a minute: the second is a 429

@@ -13,7 +13,7 @@
 #include "routing/topology_writer.h"
 
 namespace railyard::controller {
-namespace {
+namespace reroute_rate_test {  // not anonymous: unity builds compile several test files as one
 
 // The digests of the tables the view routes: what a plugin that wrote them reports.
 std::optional<protocol::Digests> view_digests(const Controller& c) {
@@ -173,5 +173,5 @@ TEST_F(RerouteRateTest, AMalformedRoutingDoneAppliesNothing) {
   EXPECT_TRUE(rejected);
 }
 
-}  // namespace
+}  // namespace reroute_rate_test
 }  // namespace railyard::controller

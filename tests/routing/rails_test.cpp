@@ -10,7 +10,7 @@
 #include <vector>
 
 namespace railyard::routing {
-namespace {
+namespace rails_test {  // not anonymous: unity builds compile several test files as one
 
 // Small fabrics built by hand: a node per call, GUIDs counting up from `guid`.
 class Net {
@@ -470,5 +470,5 @@ TEST(Rails, SixteenThousandCas) {
   RecordProperty("map_rails_16k_std_regex_us", static_cast<int>(regex_us));
 }
 
-}  // namespace
+}  // namespace rails_test
 }  // namespace railyard::routing

@@ -7,7 +7,7 @@
 #include "routing/unicast_engine.h"
 
 namespace railyard::routing {
-namespace {
+namespace route_diff_test {  // not anonymous: unity builds compile several test files as one
 
 Fabric roft(uint32_t servers, uint32_t rails, uint32_t radix, uint32_t levels = 2) {
   GeneratorSpec spec;
@@ -117,5 +117,5 @@ TEST(RouteDiff, CountsExactlyThePairsWhosePathChanged) {
   }
 }
 
-}  // namespace
+}  // namespace route_diff_test
 }  // namespace railyard::routing

@@ -13,9 +13,10 @@
 #include "tests/routing/sharp_check.h"
 
 namespace railyard::routing {
-namespace {
+namespace sharp_trees_test {  // not anonymous: unity builds compile several test files as one
 
 using namespace sharp_check;
+using sharp_check::generate;  // over test::generate, which another file of a unity batch may bring in
 
 constexpr uint32_t kAmple = 1000;  // capacity that never binds
 
@@ -280,5 +281,5 @@ TEST(SharpTrees, Deterministic) {
   }
 }
 
-}  // namespace
+}  // namespace sharp_trees_test
 }  // namespace railyard::routing

@@ -12,7 +12,7 @@
 #include "routing/topology_writer.h"
 
 namespace railyard::routing {
-namespace {
+namespace topology_reader_test {  // not anonymous: unity builds compile several test files as one
 
 std::string fixture(const std::string& name) {
   std::ifstream in(std::string(RAILYARD_SOURCE_DIR) + "/tests/data/topology/" + name, std::ios::binary);
@@ -475,5 +475,5 @@ TEST(TopologyReaderRobustness, SeededMutationsNeverCrash) {
   EXPECT_GT(rejected, 100);
 }
 
-}  // namespace
+}  // namespace topology_reader_test
 }  // namespace railyard::routing

@@ -13,7 +13,7 @@
 #include "routing/topology_reader.h"
 
 namespace railyard::routing {
-namespace {
+namespace topology_writer_test {  // not anonymous: unity builds compile several test files as one
 
 std::string fixture(const std::string& name) {
   std::ifstream in(std::string(RAILYARD_SOURCE_DIR) + "/tests/data/topology/" + name, std::ios::binary);
@@ -251,5 +251,5 @@ TEST(TopologyRoundTrip, LargeFabric) {
   RecordProperty("read_ms", std::to_string(ms(t2 - t1)));
 }
 
-}  // namespace
+}  // namespace topology_writer_test
 }  // namespace railyard::routing

@@ -7,7 +7,7 @@
 #include "routing/verifier.h"
 
 namespace railyard::routing {
-namespace {
+namespace verifier_test {  // not anonymous: unity builds compile several test files as one
 
 // Four switches in a ring (s0-s1-s2-s3-s0), one CA on each (port 3).
 Fabric ring4() {
@@ -79,5 +79,5 @@ TEST(Verifier, TraceNamesEveryHop) {
   EXPECT_EQ(path, "h0 mlx5_0[1] -> s0[1] -> s1[1] -> s2[3] -> h2 mlx5_0 (delivered)");
 }
 
-}  // namespace
+}  // namespace verifier_test
 }  // namespace railyard::routing
