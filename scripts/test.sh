@@ -53,13 +53,20 @@ filter=()
 fuzz_seconds=${RAILYARD_FUZZ_SECONDS:-15}
 njobs=${RAILYARD_JOBS:-$(nproc)}
 
+# running PID...: how many of these are still running.
+running() {
+  local n=0 pid
+  for pid in "$@"; do kill -0 "$pid" 2>/dev/null && n=$((n + 1)); done
+  echo "$n"
+}
+
 # fuzz SECONDS: every libFuzzer target of build/asan (its fuzzers.txt) for
 # SECONDS, $njobs at a time, each over a scratch copy of its corpus (new inputs
 # never land in the source tree). A fuzzer's output goes to a log, printed only
 # when it fails; a crash's reproducer is kept in build/asan/fuzz-artifacts/.
 fuzz() {
   local seconds=$1 list=build/asan/tests/fuzz/fuzzers.txt work name corpus rc failed=0 f
-  local -a all=() opts
+  local -a all=() opts pids=()
   [[ -s $list ]] || { echo "fuzz: $list is missing (build.sh asan fuzzers)"; return 1; }
   # On tmpfs when there is one: the harnesses' SQLite stores sync every write.
   work=$(mktemp -d /dev/shm/railyard-fuzz.XXXXXX 2>/dev/null || mktemp -d)
@@ -74,15 +81,17 @@ fuzz() {
     # longer and with other seeds by hand (docs/controller.md).
     opts=(-seed="${RAILYARD_FUZZ_SEED:-1}" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=2048 -print_final_stats=1
           -artifact_prefix="$work/$name/")
-    while (($(jobs -rp | wc -l) >= njobs)); do wait -n; done
+    # Its own jobs only: the tsan tree may be building in the background.
+    while (($(running "${pids[@]}") >= njobs)); do sleep 0.2; done
     (
       cd "$work/$name" || exit 1
       RAILYARD_FUZZ_SCRATCH=$work/$name/scratch timeout $((seconds + 300)) \
         "$root/build/asan/tests/fuzz/$name" "${opts[@]}" corpus >log 2>&1
       echo $? >rc
     ) &
+    pids+=($!)
   done <"$list"
-  wait
+  ((${#pids[@]})) && wait "${pids[@]}"
   for name in "${all[@]}"; do
     rc=$(cat "$work/$name/rc" 2>/dev/null || echo "?")
     if [[ $rc == 0 ]]; then
@@ -147,7 +156,11 @@ tsan_tests() {
 tsan_bg_pid=""
 start_tsan_build() {
   mkdir -p build
-  nice -n 19 bash scripts/build.sh tsan controller_tests api_tests >build/tsan.build.log 2>&1 &
+  rm -f build/tsan.build.rc
+  (
+    nice -n 19 bash scripts/build.sh tsan controller_tests api_tests >build/tsan.build.log 2>&1
+    echo $? >build/tsan.build.rc
+  ) &
   tsan_bg_pid=$!
 }
 wait_tsan_build() {
@@ -156,8 +169,8 @@ wait_tsan_build() {
     bash scripts/build.sh tsan controller_tests api_tests
     return
   fi
-  wait "$tsan_bg_pid"
-  rc=$?
+  wait "$tsan_bg_pid" 2>/dev/null
+  rc=$(cat build/tsan.build.rc 2>/dev/null || echo 1)
   if ((rc != 0)); then tail -n 60 build/tsan.build.log; else tail -n 1 build/tsan.build.log; fi
   return $rc
 }
