@@ -48,7 +48,7 @@ O reply_as(Reply reply) {
 }  // namespace
 
 Controller::Controller(ControllerConfig config, std::unique_ptr<Store> store)
-    : store_(std::move(store)), telemetry_(config.telemetry) {
+    : store_(std::move(store)), routing_worker_(static_cast<int>(config.routing_nice)), telemetry_(config.telemetry) {
   k_.config = std::move(config);
   published_.store(std::make_shared<const Published>());
 }
@@ -88,7 +88,8 @@ Status Controller::start() {
     job.origin = "offline " + k_.config.topology_file;
     job.view_version = state_.next_view_version;
     job.diff = false;
-    Routed routed = run_routing(job);
+    Routed routed;
+    routing_worker_.run([&] { routed = run_routing(job); });
     if (!routed.view) return Error{k_.config.topology_file + ": " + routed.error};
     state_.view = adopt_view(state_, routed);
     sharp_follow_view();
@@ -173,7 +174,7 @@ Reply Controller::run(Command command, bool routes) {
       // Routed off the strand; decided again with the result, which decide
       // takes only if the state is still the one it was routed from.
       strand.unlock();
-      routed = run_routing(*d.route);
+      routing_worker_.run([&] { routed = run_routing(*d.route); });
       continue;
     }
     carry_out(d, clock);
