@@ -105,28 +105,43 @@ RouteDiff diff_routes(const Fabric& f, const ForwardingTables& before, const For
   d.blocks_changed = ForwardingTables::changed_blocks(before, after);
   const uint32_t n = std::min(before.num_switches(), after.num_switches());
   const uint32_t lids = std::min(before.num_lids(), after.num_lids());
+  // Destinations whose column changed somewhere: only their pairs can have
+  // changed paths (an incremental route changes a few columns of many).
+  std::vector<uint8_t> column_changed(lids, 0);
   for (uint32_t s = 0; s < n; ++s) {
     auto a = before.row(s);
     auto b = after.row(s);
     uint64_t changed = 0;
-    for (uint32_t l = 0; l < lids; ++l) changed += a[l] != b[l];
+    for (uint32_t l = 0; l < lids; ++l) {
+      const bool differs = a[l] != b[l];
+      changed += differs;
+      column_changed[l] |= static_cast<uint8_t>(differs);
+    }
     d.entries_changed += changed;
     d.switches_touched += changed != 0;
   }
   if (d.entries_changed == 0) return d;
 
-  // Per switch: the next switch along each port (kNone for CAs / dead ports),
-  // and how many CA ports hang off it.
+  // Per switch: the next switch along each port (kNone for CAs / dead
+  // ports), from a flat array (port_base[s] + port), and how many CA ports
+  // hang off it.
   SwitchGraph g(f);
   std::vector<uint32_t> cas_below(n, 0);
   for (uint32_t s = 0; s < n && s < g.num_switches(); ++s) cas_below[s] = g.num_cas(s);
-  auto next_switch = [&](uint32_t s, uint8_t port) -> uint32_t {
-    if (port == 0 || port == ForwardingTables::kNoPath) return SwitchGraph::kNone;
+  std::vector<uint32_t> port_base(n + 1, 0);
+  for (uint32_t s = 0; s < n; ++s) port_base[s + 1] = port_base[s] + f.node(f.switches()[s]).num_ports + 1u;
+  std::vector<uint32_t> next_of(port_base[n], kNone);
+  for (uint32_t s = 0; s < n; ++s) {
     const Node& nd = f.node(f.switches()[s]);
-    if (port > nd.num_ports) return SwitchGraph::kNone;
-    const Port& p = f.port(PortId(nd.first_port.value() + port));
-    if (!p.remote.valid()) return SwitchGraph::kNone;
-    return table_index(f, f.port(p.remote).node);
+    for (uint32_t port = 1; port <= nd.num_ports; ++port) {
+      const Port& p = f.port(PortId(nd.first_port.value() + port));
+      if (p.remote.valid()) next_of[port_base[s] + port] = table_index(f, f.port(p.remote).node);
+    }
+  }
+  auto next_switch = [&](uint32_t s, uint8_t port) -> uint32_t {
+    if (port == 0 || port == ForwardingTables::kNoPath) return kNone;
+    if (port >= port_base[s + 1] - port_base[s]) return kNone;
+    return next_of[port_base[s] + port];
   };
 
   // 0 = unknown, 1 = visiting, 2 = clean, 3 = tainted.
@@ -136,7 +151,7 @@ RouteDiff diff_routes(const Fabric& f, const ForwardingTables& before, const For
     const Node& nd = f.node(ca);
     for (uint8_t pn = 1; pn <= nd.num_ports; ++pn) {
       const Port& dp = f.port(PortId(nd.first_port.value() + pn));
-      if (!dp.lid.valid() || dp.lid.value >= lids) continue;
+      if (!dp.lid.valid() || dp.lid.value >= lids || !column_changed[dp.lid.value]) continue;
       const Lid dst = dp.lid;
       std::fill(state.begin(), state.end(), 0);
       uint64_t tainted_sources = 0;
