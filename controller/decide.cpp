@@ -69,7 +69,7 @@ Routed run_routing(const RoutingJob& job) {
   try {
     routing::Fabric fabric = job.down.empty() ? *job.fabric : with_links_down(*job.fabric, job.down);
     Result<std::shared_ptr<const FabricView>> next =
-        build_view(std::move(fabric), job.policy, job.origin, job.view_version, job.base.get());
+        build_view(std::move(fabric), job.policy, job.origin, job.view_version);
     if (!next) {
       out.error = next.error().message;
       return out;

@@ -16,7 +16,7 @@ double now_s() {
 }  // namespace
 
 Result<std::shared_ptr<const FabricView>> build_view(routing::Fabric fabric, const policies::Policy& policy,
-                                                     std::string origin, uint64_t version, const FabricView* base) {
+                                                     std::string origin, uint64_t version) {
   auto view = std::make_shared<FabricView>();
   view->version = version;
   view->built_at = now_s();
@@ -28,17 +28,9 @@ Result<std::shared_ptr<const FabricView>> build_view(routing::Fabric fabric, con
   Result<routing::RoutingOptions> options = routing::plan_routing(view->fabric, policy, view->rails);
   if (!options) return options.error();
   view->options = std::move(*options);
-  Result<routing::TrackedRouting> routed = [&]() -> Result<routing::TrackedRouting> {
-    if (base == nullptr || !base->memo) return routing::route_unicast_tracked(view->fabric, view->options);
-    // reroute_unicast takes the routing before by value and rewrites it in
-    // place: a copy (the base view stays whole for its readers).
-    return routing::reroute_unicast(base->fabric, base->options, routing::TrackedRouting{base->routing, base->memo, {}},
-                                    view->fabric, view->options);
-  }();
+  Result<routing::RoutingResult> routed = routing::route_unicast(view->fabric, view->options);
   if (!routed) return routed.error();
-  view->routing = std::move(routed->result);
-  view->memo = std::move(routed->memo);
-  view->route_stats = std::move(routed->stats);
+  view->routing = std::move(*routed);
   view->route_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return std::shared_ptr<const FabricView>(std::move(view));
 }

@@ -12,7 +12,6 @@
 #include "policies/policy.h"
 #include "routing/fabric.h"
 #include "routing/rails.h"
-#include "routing/reroute.h"
 #include "routing/result.h"
 #include "routing/unicast_engine.h"
 
@@ -27,21 +26,13 @@ struct FabricView {
   policies::Policy policy;    // base policy + the controller's drains
   routing::RoutingOptions options;
   routing::RoutingResult routing;
-  // What the next view's incremental route starts from (routing/reroute.h).
-  std::shared_ptr<const routing::RouteMemo> memo;
-  routing::RerouteStats route_stats;  // incremental from the view before, or why not
   double route_ms = 0;
 };
 
 // Routes `fabric` under `policy`: rails, plan, engine. An Error when the
 // policy names nodes the fabric does not have or the engine refuses.
-// With `base` (the view in force), incrementally from its routing: the
-// same tables and report as a full route (routing/reroute.h), re-deciding
-// only the columns the change of links and drains can touch; a full route
-// when the change is more than that (route_stats.full_reason).
 Result<std::shared_ptr<const FabricView>> build_view(routing::Fabric fabric, const policies::Policy& policy,
-                                                     std::string origin, uint64_t version,
-                                                     const FabricView* base = nullptr);
+                                                     std::string origin, uint64_t version);
 
 // `fabric` with the links named by `down` (canonical "0x<guid>[port]" of
 // either end) set to state kDown; unknown names are skipped.
