@@ -129,7 +129,7 @@ struct Loader {
 
   void limits(const yaml::Value& v) {
     const yaml::Map m = v.map({"max_body_bytes", "reroutes_per_minute", "reroute_timeout_s", "max_connections",
-                               "request_timeout_s", "idle_timeout_s", "refused_audits_per_minute", "routing_nice"});
+                               "request_timeout_s", "idle_timeout_s", "refused_audits_per_minute", "mutation_nice"});
     if (const yaml::Value* bytes = m.find("max_body_bytes")) {
       cfg.max_body_bytes = bytes->unsigned_in(256, 64ull << 20, "limit");
     }
@@ -142,7 +142,7 @@ struct Loader {
     u32("request_timeout_s", &cfg.request_timeout_s, 1, 600);
     u32("idle_timeout_s", &cfg.idle_timeout_s, 1, 3600);
     u32("refused_audits_per_minute", &cfg.refused_audits_per_minute, 0, 100000);
-    u32("routing_nice", &cfg.routing_nice, 0, 19);
+    u32("mutation_nice", &cfg.mutation_nice, 0, 19);
   }
 
   void slurm(const yaml::Value& v) {

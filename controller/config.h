@@ -24,7 +24,8 @@
 //     request_timeout_s: 10         # to send one whole request (headers + body)
 //     idle_timeout_s: 30            # keep-alive connection with no request
 //     refused_audits_per_minute: 120  # refused mutations audited; beyond: counted only
-//     routing_nice: 10              # the routing thread's nice (0..19): GETs get the CPU first
+//     mutation_nice: 10             # routing and carrying out changes run at this nice (0..19):
+//                                   # a GET gets the CPU first
 //   slurm:                          # drain sync to Slurm (docs/slurm.md); off by default
 //     drain_sync: false             # hosts with a broken rail DRAIN, resumed when healthy
 //     scontrol: scontrol            # the scontrol to run (PATH is searched)
@@ -100,7 +101,7 @@ struct ControllerConfig {
   uint32_t request_timeout_s = 10;
   uint32_t idle_timeout_s = 30;
   uint32_t refused_audits_per_minute = 120;
-  uint32_t routing_nice = 10;  // the routing thread's nice (0..19): readers first
+  uint32_t mutation_nice = 10;  // nice (0..19) of routing and of carrying out changes: readers first
   bool slurm_drain_sync = false;
   std::string slurm_scontrol = "scontrol";
   std::string slurm_conf;  // empty: scontrol's default

@@ -48,7 +48,7 @@ O reply_as(Reply reply) {
 }  // namespace
 
 Controller::Controller(ControllerConfig config, std::unique_ptr<Store> store)
-    : store_(std::move(store)), routing_worker_(static_cast<int>(config.routing_nice)), telemetry_(config.telemetry) {
+    : store_(std::move(store)), routing_worker_(static_cast<int>(config.mutation_nice)), telemetry_(config.telemetry) {
   k_.config = std::move(config);
   published_.store(std::make_shared<const Published>());
 }

@@ -36,7 +36,7 @@
 #include "controller/fabric_view.h"
 #include "controller/failure.h"
 #include "controller/plugin_watch.h"
-#include "controller/routing_worker.h"
+#include "controller/background_worker.h"
 #include "controller/states.h"
 #include "controller/store.h"
 #include "controller/telemetry.h"
@@ -216,7 +216,7 @@ class Controller {
   std::unique_ptr<Store> store_;
 
   std::mutex route_mu_;  // one routing change at a time (taken before strand_)
-  RoutingWorker routing_worker_;  // where it is routed: its own thread, at background priority
+  BackgroundWorker routing_worker_;  // where it is routed: its own thread, at background priority
   mutable std::mutex strand_;  // decisions and their effects; guards state_, sender_, the fields below
   State state_;
   PluginSender sender_;

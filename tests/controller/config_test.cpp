@@ -23,7 +23,7 @@ fabric:
   source: offline
   topology_file: fabric.topo
 policy: {base_file: /etc/railyard/policy.yaml, output_file: out/policy.yaml}
-limits: {max_body_bytes: 4096, reroutes_per_minute: 3, reroute_timeout_s: 20, routing_nice: 4}
+limits: {max_body_bytes: 4096, reroutes_per_minute: 3, reroute_timeout_s: 20, mutation_nice: 4}
 log_level: debug
 )";
 
@@ -43,7 +43,7 @@ TEST(ControllerConfig, ReadsEveryKeyAndAnchorsRelativePaths) {
   EXPECT_EQ(cfg->max_body_bytes, 4096u);
   EXPECT_EQ(cfg->reroutes_per_minute, 3u);
   EXPECT_EQ(cfg->reroute_timeout_s, 20u);
-  EXPECT_EQ(cfg->routing_nice, 4u);
+  EXPECT_EQ(cfg->mutation_nice, 4u);
   EXPECT_EQ(cfg->log_level, "debug");
 }
 
@@ -53,7 +53,7 @@ TEST(ControllerConfig, DefaultsToLoopback) {
   EXPECT_EQ(cfg->listen_address, "127.0.0.1");
   EXPECT_EQ(cfg->fabric_source, FabricSource::kLive);
   EXPECT_TRUE(cfg->tokens.empty());
-  EXPECT_EQ(cfg->routing_nice, 10u);
+  EXPECT_EQ(cfg->mutation_nice, 10u);
 }
 
 TEST(ControllerConfig, ReadsTokenFiles) {
@@ -105,8 +105,8 @@ TEST(ControllerConfig, RefusesMistakesWithFileAndLine) {
        "plugin_socket_group must not be empty"},
       {"fabric: {source: offline, topology_file: f}\nlimits: {reroutes_per_minute: 0}\n",
        "c.yaml:2: 'limits.reroutes_per_minute': limit 0 is outside 1..600"},
-      {"fabric: {source: offline, topology_file: f}\nlimits: {routing_nice: 20}\n",
-       "c.yaml:2: 'limits.routing_nice': limit 20 is outside 0..19"},
+      {"fabric: {source: offline, topology_file: f}\nlimits: {mutation_nice: 20}\n",
+       "c.yaml:2: 'limits.mutation_nice': limit 20 is outside 0..19"},
       {"fabric: {source: offline, topology_file: f}\nlog_level: chatty\n",
        "c.yaml:2: 'log_level' must be trace, debug, info, warn or error, got a scalar 'chatty'"},
       {"fabric: [1, 2]\n", "c.yaml:1: 'fabric' must be a mapping, got a list"},

@@ -1,5 +1,5 @@
-// RoutingWorker: routing on one thread at background priority.
-#include "controller/routing_worker.h"
+// BackgroundWorker: work on one thread at background priority.
+#include "controller/background_worker.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -13,13 +13,13 @@
 #include <vector>
 
 namespace railyard::controller {
-namespace routing_worker_test {
+namespace background_worker_test {
 
 int thread_nice() { return ::getpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid))); }
 
-TEST(RoutingWorker, RunsTheWorkOnItsOwnThreadAtTheNiceAskedAndItsThreadsInheritIt) {
+TEST(BackgroundWorker, RunsTheWorkOnItsOwnThreadAtTheNiceAskedAndItsThreadsInheritIt) {
   const int mine = thread_nice();
-  RoutingWorker worker(7);
+  BackgroundWorker worker(7);
   std::thread::id ran_on;
   int nice_inside = -100, nice_of_lane = -100;
   worker.run([&] {
@@ -35,24 +35,24 @@ TEST(RoutingWorker, RunsTheWorkOnItsOwnThreadAtTheNiceAskedAndItsThreadsInheritI
   EXPECT_EQ(thread_nice(), mine) << "the caller's own priority is left alone";
 }
 
-TEST(RoutingWorker, NiceZeroKeepsTheCreatorsPriority) {
+TEST(BackgroundWorker, NiceZeroKeepsTheCreatorsPriority) {
   const int mine = thread_nice();
-  RoutingWorker worker(0);
+  BackgroundWorker worker(0);
   int nice_inside = -100;
   worker.run([&] { nice_inside = thread_nice(); });
   EXPECT_EQ(nice_inside, mine);
 }
 
-TEST(RoutingWorker, AnExceptionReachesTheCallerAndTheWorkerGoesOn) {
-  RoutingWorker worker(5);
+TEST(BackgroundWorker, AnExceptionReachesTheCallerAndTheWorkerGoesOn) {
+  BackgroundWorker worker(5);
   EXPECT_THROW(worker.run([] { throw std::runtime_error("routing failed"); }), std::runtime_error);
   bool ran = false;
   worker.run([&] { ran = true; });
   EXPECT_TRUE(ran);
 }
 
-TEST(RoutingWorker, CallersFromManyThreadsAreServedOneAtATime) {
-  RoutingWorker worker(3);
+TEST(BackgroundWorker, CallersFromManyThreadsAreServedOneAtATime) {
+  BackgroundWorker worker(3);
   std::atomic<int> inside{0}, most{0}, done{0};
   std::vector<std::thread> callers;
   for (int c = 0; c < 6; ++c) {
@@ -75,5 +75,22 @@ TEST(RoutingWorker, CallersFromManyThreadsAreServedOneAtATime) {
   EXPECT_EQ(most.load(), 1);
 }
 
-}  // namespace routing_worker_test
+TEST(BackgroundWorker, PostedWorkRunsInOrderAndTheDestructorFinishesWhatIsQueued) {
+  std::vector<int> order;
+  {
+    BackgroundWorker worker(2);
+    worker.post([] { std::this_thread::sleep_for(std::chrono::milliseconds(20)); });
+    for (int i = 0; i < 50; ++i) worker.post([&order, i] { order.push_back(i); });
+    worker.post([] { throw std::runtime_error("dropped"); });
+    bool after = false;
+    worker.run([&] { after = true; });
+    EXPECT_TRUE(after) << "a posted job that threw does not stop the worker";
+    for (int i = 50; i < 60; ++i) worker.post([&order, i] { order.push_back(i); });
+  }
+  std::vector<int> expected(60);
+  for (int i = 0; i < 60; ++i) expected[i] = i;
+  EXPECT_EQ(order, expected);
+}
+
+}  // namespace background_worker_test
 }  // namespace railyard::controller
