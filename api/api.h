@@ -15,6 +15,7 @@
 #include "api/endpoints.h"
 #include "api/http_types.h"
 #include "controller/auto_isolation.h"
+#include "controller/background_worker.h"
 #include "controller/controller.h"
 #include "controller/rail_health.h"
 
@@ -58,7 +59,7 @@ struct Call {
 
 class Api {
  public:
-  explicit Api(controller::Controller& controller) : c_(controller) {}
+  explicit Api(controller::Controller& controller);
   HttpResponse handle(const HttpRequest& request);
   // A request refused by the HTTP layer before it reached an endpoint (413,
   // 431, malformed): audited when it was, or may have been, a mutation.
@@ -132,6 +133,11 @@ class Api {
   // After a change, before its answer: fabric, switches and hosts, those read
   // so far, rendered for the generation that holds the change.
   void refresh_documents();
+  // fabric, switches or hosts: the cached document; when a change not made
+  // through the API (the plugin's fabric, the timer) made it stale, the last
+  // one while renderer_ renders the new one. Rendered here only the first time.
+  HttpResponse current_document(EndpointId id);
+  void render_into_cache(EndpointId id);  // renders, stores if newer, clears `rendering`
 
   controller::Controller& c_;
   controller::AutoIsolation* isolation_ = nullptr;
@@ -145,6 +151,8 @@ class Api {
   std::map<int, Cached> cache_;
   uint64_t health_generation_ = 0;  // under cache_mu_
   std::shared_ptr<const RailHealthSnapshot> health_;
+  // Last: stopped (its queued renders done) before the members they use go.
+  std::unique_ptr<controller::BackgroundWorker> renderer_;
 };
 
 // JSON error body: {"error": {"status": 404, "message": "..."}}.

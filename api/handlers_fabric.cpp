@@ -69,10 +69,7 @@ HttpResponse Api::whoami(Call& call) {
   return json_response(200, {{"name", call.actor.name}, {"role", ctl::to_string(call.actor.role)}});
 }
 
-HttpResponse Api::document(Call& call) {
-  const EndpointId id = call.endpoint.id;
-  return cached(static_cast<int>(id), [&] { return render_document(id); });
-}
+HttpResponse Api::document(Call& call) { return current_document(call.endpoint.id); }
 
 HttpResponse Api::host_rails(Call& call) {
   const std::string& host = call.params.at("host");

@@ -9,6 +9,7 @@
 #include <chrono>
 
 #include "api/request.h"
+#include "controller/thread_priority.h"
 
 namespace railyard::api {
 
@@ -110,6 +111,9 @@ class Session : public std::enable_shared_from_this<Session> {
         method == http::verb::patch) {
       // Off the io_context: a mutation may wait for routing; readers must not.
       asio::post(*mutations_, [self = shared_from_this(), req, answer]() mutable {
+        // Each worker thread lowers its priority once.
+        static thread_local const int nice = controller::raise_thread_nice(self->limits_.mutation_nice);
+        (void)nice;
         HttpResponse out = answer();
         asio::post(self->stream_.get_executor(), [self, req, out = std::move(out)]() mutable {
           self->respond(std::move(out), req->keep_alive(), req->version());
@@ -261,6 +265,7 @@ ServerLimits ServerLimits::from(const controller::ControllerConfig& c) {
   l.max_connections = c.max_connections;
   l.request_timeout = std::chrono::seconds(c.request_timeout_s);
   l.idle_timeout = std::chrono::seconds(c.idle_timeout_s);
+  l.mutation_nice = static_cast<int>(c.mutation_nice);
   return l;
 }
 

@@ -10,7 +10,8 @@
 //     spinning.
 // Runs on the caller's io_context (any number of threads). Mutations (POST,
 // DELETE) are answered on the server's own worker threads, not the
-// io_context's: a drain that routes 16k CAs for a second never holds up a GET.
+// io_context's, at ServerLimits::mutation_nice: a drain that routes 16k CAs
+// for a second never holds up a GET, not even for the CPU.
 #pragma once
 
 #include <utility>  // before Asio: Boost 1.74's awaitable.hpp uses std::exchange unincluded
@@ -33,6 +34,9 @@ struct ServerLimits {
   uint32_t max_connections = 512;
   std::chrono::milliseconds request_timeout{10'000};
   std::chrono::milliseconds idle_timeout{30'000};
+  // Nice of the threads that answer mutations (they route and render the
+  // documents a change needs before it is acknowledged): readers first.
+  int mutation_nice = 0;
 
   static ServerLimits from(const controller::ControllerConfig& config);
 };
