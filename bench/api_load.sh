@@ -7,6 +7,8 @@
 # p50/p90/p99 latency and non-2xx answers; for the mutations, how many were
 # sent, answered 2xx, 5xx, and their latency; railyardd's RSS.
 #   bash bench/api_load.sh [BUILD_DIR (build/release)] [SECONDS (30)] [RATE (5)] [SERVERS (2048)]
+# RATE 0 is the baseline: the same reads with no change at all. A mutation
+# not answered within 120 s is counted with status 000.
 # Targets (docs/controller.md "Measuring"): p99 of every read <= 20 ms, zero 5xx.
 # Needs wrk and curl. Not a test: numbers depend on the machine.
 set -euo pipefail
@@ -50,8 +52,15 @@ echo "${#links[@]} switch links to drain in turn; $rate drains/s, each undrained
 # The mutations: one drain every 1/RATE s, fired without waiting for the one
 # before (a steady offered rate), each undrained a second after its answer.
 # Every answer's status and time go to mutations.log.
+# Background jobs are waited for by PID: a bare `wait` would wait for
+# railyardd too.
 mutate() {
   local i=0 period
+  local -a pids=()
+  if [[ $rate == 0 ]]; then  # the baseline: the same reads, nothing changes
+    sleep "$secs"
+    return
+  fi
   period=$(awk -v r="$rate" 'BEGIN { printf "%.3f", 1 / r }')
   local until=$((SECONDS + secs))
   while ((SECONDS < until)); do
@@ -59,22 +68,24 @@ mutate() {
     local node=${link%%$'\t'*} port=${link##*$'\t'}
     (
       body=$(jq -nc --arg n "$node" --argjson p "$port" '{target: "link", node: $n, port: $p, reason: "load test"}')
-      out=$(curl -s -o drain.$i.json -w '%{http_code} %{time_total}' -X POST -H "Authorization: Bearer $operator" \
+      out=$(curl -s --max-time 120 -o drain.$i.json -w '%{http_code} %{time_total}' -X POST -H "Authorization: Bearer $operator" \
         -H 'Content-Type: application/json' -d "$body" "$RY_URL/api/v1/drains")
       echo "drain $out" >>mutations.log
       id=$(jq -r '.drain.id // empty' drain.$i.json 2>/dev/null || true)
       if [[ -n "$id" ]]; then
         sleep 1
-        out=$(curl -s -o /dev/null -w '%{http_code} %{time_total}' -X DELETE -H "Authorization: Bearer $operator" \
+        out=$(curl -s --max-time 120 -o /dev/null -w '%{http_code} %{time_total}' -X DELETE -H "Authorization: Bearer $operator" \
           "$RY_URL/api/v1/drains/$id")
         echo "undrain $out" >>mutations.log
       fi
       rm -f drain.$i.json
     ) &
+    pids+=($!)
     i=$((i + 1))
     sleep "$period"
   done
-  wait
+  ((${#pids[@]})) && wait "${pids[@]}"
+  return 0
 }
 
 read_load() {
@@ -83,11 +94,15 @@ read_load() {
 }
 
 : >mutations.log
+readers=()
 read_load fabric /api/v1/fabric 4 &
+readers+=($!)
 read_load routes "/api/v1/routes/$src/$dst" 4 &
+readers+=($!)
 read_load hosts /api/v1/hosts 2 &
+readers+=($!)
 mutate
-wait
+wait "${readers[@]}"
 
 for name in fabric routes hosts; do
   echo
