@@ -33,6 +33,11 @@ void Engine::prepare_target(uint32_t t) {
   down_list_.clear();
   up_list_.clear();
   for (uint32_t s : order_) {
+    // Read only in tier 2 (prepare_tier2 sets it): cleared, so that a mode
+    // never carries what an earlier target's tier 2 left (the memo compares
+    // modes whole: a stale flag made an incremental route re-walk every
+    // column of half the leaves).
+    st_[s].clean_only = 0;
     uint16_t d = dd1_[s];
     if (d == kInf) {
       for (uint32_t i = up_begin_[s]; i < up_begin_[s + 1]; ++i) {

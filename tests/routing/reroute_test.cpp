@@ -222,6 +222,29 @@ TEST(Reroute, OneLinkDownReWalksFewColumns) {
   }
 }
 
+// One link drained on a healthy tree too: the drain brings tier 2 (routes
+// through drained links) into the modes of the targets it cuts, and that
+// must not spill into the modes of the others (a stale tier-2 flag once made
+// every column of half the leaves re-walked).
+TEST(Reroute, OneLinkDrainedReWalksFewColumns) {
+  const Fabric base = test::generate(test::roft(64, 8, 3, 16));
+  Degrader d(base);
+  const State healthy = full(base, {});
+  for (Tier tier : {Tier::kLeafSpine, Tier::kSpineCore}) {
+    for (uint64_t seed = 1; seed <= 4; ++seed) {
+      Degraded one = d.link_down(tier, seed);
+      ASSERT_EQ(one.down.size(), 1u);
+      const std::string name = std::string(to_string(tier)) + " link drained seed " + std::to_string(seed);
+      RerouteStats stats;
+      step(healthy, base, with_drain(base, {}, one.down[0], true), name, &stats);
+      EXPECT_TRUE(stats.incremental) << name << ": " << stats.full_reason;
+      EXPECT_EQ(stats.changed_links, 1u) << name;
+      EXPECT_GT(stats.columns_recomputed, 0u) << name;
+      EXPECT_LT(stats.columns_recomputed * 4, stats.columns) << name;
+    }
+  }
+}
+
 // Changes beyond switch links are routed in full, and say so.
 TEST(Reroute, ASwitchDownOrACaLinkIsRoutedInFull) {
   const Fabric base = test::generate(test::roft(32, 8, 2, 32));
