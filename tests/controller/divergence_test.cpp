@@ -10,6 +10,7 @@
 #include "routing/rails.h"
 #include "routing/routing_plan.h"
 #include "routing/unicast_engine.h"
+#include "tests/routing/test_fabrics.h"
 
 namespace railyard::controller {
 namespace {
@@ -139,14 +140,8 @@ TEST(Divergence, UncountedChecksChangeNothing) {
 // just lost a link; railyardd routed that fabric only under the drain.
 TEST(Divergence, APassUnderThePolicyJustReplacedOnANewerFabricIsSuperseded) {
   const routing::Fabric before = fabric();
-  routing::FabricBuilder b(before);
-  LinkId uplink;
-  for (uint32_t i = 0; i < before.num_links() && !uplink.valid(); ++i) {
-    const routing::Link& l = before.link(LinkId(i));
-    if (before.is_switch(before.port(l.a).node) && before.is_switch(before.port(l.b).node)) uplink = LinkId(i);
-  }
-  ASSERT_TRUE(b.set_link_state(uplink, routing::PortState::kDown).ok());
-  const routing::Fabric after = std::move(b.build().value());
+  const routing::Fabric after = routing::test::with_first_switch_link_down(before);
+  ASSERT_FALSE(::testing::Test::HasFailure());
   DivergenceTracker t(/*grace_s=*/30);
   t.note_view(*view(before, {}, 1), 100);
   t.note_view(*view(before, drained(before, 9), 2), 110);  // the drain

@@ -18,6 +18,7 @@
 #include "routing/rails.h"
 #include "routing/routing_plan.h"
 #include "routing/unicast_engine.h"
+#include "tests/routing/test_fabrics.h"
 
 namespace railyard::controller {
 namespace {
@@ -113,14 +114,8 @@ TEST_F(PluginVerificationTest, TheCopyFromWholeThenChangesIsThePluginsFabric) {
   EXPECT_EQ(routing::fabric_fingerprint(c_->view()->fabric), routing::fabric_fingerprint(fabric_));
 
   // A spine link goes down: one link record.
-  routing::FabricBuilder b(fabric_);
-  LinkId uplink;
-  for (uint32_t i = 0; i < fabric_.num_links() && !uplink.valid(); ++i) {
-    const routing::Link& l = fabric_.link(LinkId(i));
-    if (fabric_.is_switch(fabric_.port(l.a).node) && fabric_.is_switch(fabric_.port(l.b).node)) uplink = LinkId(i);
-  }
-  ASSERT_TRUE(b.set_link_state(uplink, routing::PortState::kDown).ok());
-  const routing::Fabric down = std::move(b.build().value());
+  const routing::Fabric down = routing::test::with_first_switch_link_down(fabric_);
+  ASSERT_FALSE(::testing::Test::HasFailure());
   send_fabric(2, &fabric_, down);
   // The controller's copy equals the plugin's fabric read whole.
   EXPECT_EQ(routing::fabric_fingerprint(c_->view()->fabric), routing::fabric_fingerprint(down));

@@ -28,4 +28,26 @@ inline GeneratorSpec roft(uint32_t servers, uint32_t rails, uint32_t levels, uin
   return spec;
 }
 
+// The first switch-to-switch link of f in link order (invalid: none).
+inline LinkId first_switch_link(const Fabric& f) {
+  for (uint32_t i = 0; i < f.num_links(); ++i) {
+    const Link& l = f.link(LinkId(i));
+    if (f.is_switch(f.port(l.a).node) && f.is_switch(f.port(l.b).node)) return LinkId(i);
+  }
+  return LinkId();
+}
+
+// f with its first switch-to-switch link down (a failure fails the test
+// that asked, and gives f unchanged).
+inline Fabric with_first_switch_link_down(const Fabric& f) {
+  const LinkId l = first_switch_link(f);
+  EXPECT_TRUE(l.valid()) << "no switch-to-switch link";
+  if (!l.valid()) return f;
+  FabricBuilder b(f);
+  EXPECT_TRUE(b.set_link_state(l, PortState::kDown).ok());
+  Result<Fabric> built = b.build();
+  EXPECT_TRUE(built.ok()) << (built.ok() ? "" : built.error().message);
+  return built.ok() ? std::move(*built) : f;
+}
+
 }  // namespace railyard::routing::test

@@ -22,6 +22,7 @@
 #include "routing/lft_digest.h"
 #include "routing/topology_reader.h"
 #include "routing/topology_writer.h"
+#include "tests/routing/test_fabrics.h"
 
 namespace railyard::sm_plugin {
 namespace {
@@ -212,17 +213,8 @@ TEST_F(EventChannelTest, AfterTheWholeFabricOnlyChangesAreSent) {
   auto g = routing::generate_fabric(spec);
   ASSERT_TRUE(g.ok()) << g.error().message;
   auto whole = std::make_shared<const routing::Fabric>(std::move(g->fabric));
-  routing::FabricBuilder b(*whole);
-  LinkId uplink;
-  for (uint32_t i = 0; i < whole->num_links() && !uplink.valid(); ++i) {
-    const routing::Link& l = whole->link(LinkId(i));
-    if (whole->is_switch(whole->port(l.a).node) && whole->is_switch(whole->port(l.b).node)) uplink = LinkId(i);
-  }
-  ASSERT_TRUE(uplink.valid());
-  ASSERT_TRUE(b.set_link_state(uplink, routing::PortState::kDown).ok());
-  auto down = b.build();
-  ASSERT_TRUE(down.ok());
-  auto changed = std::make_shared<const routing::Fabric>(std::move(*down));
+  auto changed = std::make_shared<const routing::Fabric>(routing::test::with_first_switch_link_down(*whole));
+  ASSERT_FALSE(::testing::Test::HasFailure());
 
   Listener controller(path_);
   EventChannel channel(options(), nullptr, log_sink());
