@@ -149,6 +149,9 @@ class Api {
     HttpResponse response;
   };
   std::map<int, Cached> cache_;
+  // A render for `generation` is done (cache_mu_ held): kept if it is a
+  // document newer than the entry's; the entry is no longer rendering.
+  static void keep_if_newer(Cached& entry, uint64_t generation, HttpResponse r);
   uint64_t health_generation_ = 0;  // under cache_mu_
   std::shared_ptr<const RailHealthSnapshot> health_;
   // Last: stopped (its queued renders done) before the members they use go.

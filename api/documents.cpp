@@ -26,6 +26,14 @@ HttpResponse Api::render_document(EndpointId id) {
   throw Failure::internal("not a cached document");
 }
 
+void Api::keep_if_newer(Cached& entry, uint64_t generation, HttpResponse r) {
+  entry.rendering = false;
+  if (r.status == 200 && generation > entry.generation) {
+    entry.generation = generation;
+    entry.response = std::move(r);
+  }
+}
+
 HttpResponse Api::cached(int key, const std::function<HttpResponse()>& render) {
   // The generation is read before rendering: a change during the render
   // makes the entry stale at once rather than hiding the change.
@@ -47,12 +55,7 @@ HttpResponse Api::cached(int key, const std::function<HttpResponse()>& render) {
     throw;
   }
   std::lock_guard lock(cache_mu_);
-  Cached& entry = cache_[key];
-  entry.rendering = false;
-  if (r.status == 200 && generation > entry.generation) {
-    entry.generation = generation;
-    entry.response = r;
-  }
+  keep_if_newer(cache_[key], generation, r);
   return r;
 }
 
@@ -120,12 +123,7 @@ void Api::render_into_cache(EndpointId id) {
     spdlog::warn("document {} not rendered: {}", name, e.what());
   }
   std::lock_guard lock(cache_mu_);
-  Cached& entry = cache_[key];
-  entry.rendering = false;
-  if (r.status == 200 && generation > entry.generation) {
-    entry.generation = generation;
-    entry.response = std::move(r);
-  }
+  keep_if_newer(cache_[key], generation, std::move(r));
 }
 
 Api::Api(controller::Controller& controller)
