@@ -31,12 +31,12 @@
 #include <string>
 #include <vector>
 
+#include "controller/background_worker.h"
 #include "controller/config.h"
 #include "controller/decide.h"
 #include "controller/fabric_view.h"
 #include "controller/failure.h"
 #include "controller/plugin_watch.h"
-#include "controller/background_worker.h"
 #include "controller/states.h"
 #include "controller/store.h"
 #include "controller/telemetry.h"

@@ -53,6 +53,8 @@ struct DivergenceCheck {
   uint64_t view_version = 0;  // the view it agrees with, or the closest one
   std::string kind;           // !agrees: "policy" or "lfts"
   std::string reason;         // !agrees: for people
+  // Compared, and neither agreed nor superseded: a divergence to report.
+  bool diverged() const { return compared && !agrees && !superseded; }
   uint64_t switches_differing = 0;   // "lfts" with per-switch digests
   std::vector<std::string> switches;  // their GUIDs, at most 10
   uint64_t plugin_policy = 0, plugin_lfts = 0, our_policy = 0, our_lfts = 0;

@@ -68,9 +68,7 @@ PluginWatch::Effects PluginWatch::on_routing_pass(const protocol::RoutingPassEve
     return fx;
   }
   const DivergenceCheck c = divergence_.check(*pass.digests, "pass " + std::to_string(pass.pass), now);
-  if (c.compared && !c.agrees && !c.superseded) {
-    fx.events.emplace_back("routing_divergence", divergence_event(c, "routing_pass"));
-  }
+  if (c.diverged()) fx.events.emplace_back("routing_divergence", divergence_event(c, "routing_pass"));
   return fx;
 }
 
@@ -93,7 +91,7 @@ PluginWatch::Effects PluginWatch::on_routing_done(const protocol::UcastRoutingDo
     // The pass before it was checked already (routing_pass); a push is
     // checked here, once.
     check = divergence_.check(*done.digests, pushed ? "fast path" : "routing done", now, /*count=*/pushed);
-    if (pushed && check->compared && !check->agrees && !check->superseded) {
+    if (pushed && check->diverged()) {
       fx.events.emplace_back("routing_divergence", divergence_event(*check, "fast_path"));
     }
   } else if (done.engine_ok && pushed) {
