@@ -30,7 +30,7 @@ case $flavour in
   # -g1: ASan's reports keep their lines. -O0: quickest to build; but the
   # routing library and its tests at -O1 (RAILYARD_ROUTING_OPT): its property
   # tests are most of the unit tests' time, 159 s -> 51 s on 2 cores for
-  # about 25 s more of build.
+  # about 60 s more of build.
   # clang with RAILYARD_FUZZ: the libraries' objects, coverage-instrumented,
   # serve both the unit tests and the libFuzzer targets, so the test command
   # builds no separate fuzz tree (that took ~180 s on CI's 2 cores).

@@ -153,12 +153,13 @@ tsan_tests() {
 # for logs), and at nice 19 the compiler yields the CPU whenever a test wants
 # it. Its output goes to build/tsan.build.log; the "build tsan" step waits for
 # it and reports how long it waited.
+tsan_targets=(controller_tests api_tests)
 tsan_bg_pid=""
 start_tsan_build() {
   mkdir -p build
   rm -f build/tsan.build.rc
   (
-    nice -n 19 bash scripts/build.sh tsan controller_tests api_tests >build/tsan.build.log 2>&1
+    nice -n 19 bash scripts/build.sh tsan "${tsan_targets[@]}" >build/tsan.build.log 2>&1
     echo $? >build/tsan.build.rc
   ) &
   tsan_bg_pid=$!
@@ -166,7 +167,7 @@ start_tsan_build() {
 wait_tsan_build() {
   local rc
   if [[ -z $tsan_bg_pid ]]; then
-    bash scripts/build.sh tsan controller_tests api_tests
+    bash scripts/build.sh tsan "${tsan_targets[@]}"
     return
   fi
   wait "$tsan_bg_pid" 2>/dev/null
