@@ -42,6 +42,7 @@ struct RerouteStats {
   uint32_t changed_links = 0;      // switch links whose state or drain changed
   uint32_t targets = 0;            // leaves with CA destinations
   uint32_t targets_touched = 0;    // leaves with at least one column re-walked
+  uint32_t targets_prepared = 0;   // leaves whose modes were worked out again (not the memo's)
   uint32_t columns = 0;            // CA destination LIDs
   uint32_t columns_recomputed = 0; // of those, re-walked (phase A)
 };

@@ -103,6 +103,7 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
       load_modes(t);
     } else {
       prepare_target(t);
+      targets_prepared_ += prior_ != nullptr ? 1 : 0;
     }
     target_seq_ = static_cast<uint32_t>(li + 1);
     if (memo_ != nullptr) save_modes(t);

@@ -121,6 +121,7 @@ class Engine {
   void relieve_hot_links(std::vector<TableMove>& moves);
   uint32_t targets_touched() const { return targets_touched_; }
   uint32_t columns_recomputed() const { return columns_recomputed_; }
+  uint32_t targets_prepared() const { return targets_prepared_; }
 
  private:
   // engine.cpp
@@ -346,7 +347,7 @@ class Engine {
   std::vector<uint32_t> up_changed_;   // changed links that are up candidates toward the current target
   std::vector<uint32_t> chain_digit_;  // per rank: chain_digits' result
   bool modes_from_memo_ = false;       // st_ is the memo's (load_modes), not prepared
-  uint32_t targets_touched_ = 0, columns_recomputed_ = 0;
+  uint32_t targets_touched_ = 0, columns_recomputed_ = 0, targets_prepared_ = 0;
 
   // CA ports by switch.
   std::vector<uint32_t> ca_begin_;

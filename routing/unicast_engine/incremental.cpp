@@ -53,7 +53,16 @@ void Engine::save_modes(uint32_t t) {
   const uint32_t at = memo_->modes_at[t];
   if (at == RouteMemo::kNoModes) return;
   uint32_t* out = memo_->modes.data() + static_cast<size_t>(at) * n;
-  for (uint32_t s = 0; s < n; ++s) out[s] = pack(st_[s]);
+  RouteMemo::Reach reach = RouteMemo::kAllTier1;
+  for (uint32_t s = 0; s < n; ++s) {
+    out[s] = pack(st_[s]);
+    if (st_[s].mode == Mode::kUnreachable) {
+      reach = std::max(reach, RouteMemo::kSomeUnreachable);
+    } else if (!is_tier1(st_[s].mode)) {
+      reach = RouteMemo::kSomeTier2;
+    }
+  }
+  memo_->reach[at] = reach;
 }
 
 SwitchState unpack(uint32_t v) {
@@ -65,28 +74,56 @@ SwitchState unpack(uint32_t v) {
 }
 
 // Whether the modes toward t are the memo's, provably, without preparing
-// the target: no drains anywhere, and no changed link could be on a
-// shortest legal path it was not on (or the only one it was on). A link
-// (u below v) is on one when u goes down and v goes down through it, or u
-// climbs through it; going down, a distance is the pure down distance (up
-// links of the switch do not count), climbing, one more than the nearest
-// parent's.
+// the target.
+//
+// Tier 1 first: no changed link may be on a shortest tier-1 path it was not
+// on (or the only one it was on). Tier 1 sees a link when it is up and not
+// drained, so a drain is a link going away for it and an undrain one coming
+// back. A link (u below v) is on such a path when u goes down and v goes
+// down through it, or u climbs through it; going down, a distance is the
+// pure down distance (up links of the switch do not count), climbing, one
+// more than the nearest parent's. Then every tier-1 mode and distance stays.
+//
+// Tier 2 (prepare_tier2) runs, when there are drains, for the switches tier
+// 1 cannot serve, over every link that is up, drained or not, from the
+// tier-1 distances. So with drains before or now:
+//  - a target every switch reached in tier 1 still is reached so: no tier 2;
+//  - else, if no changed link came up or went down, tier 2 walks the same
+//    links from the same distances and finds the same modes, but for the
+//    clean_only flag of the ends of a changed link (kept only if neither is
+//    in tier 2). With no drains before, tier 2 finds nothing: a switch it
+//    could reach over the links as they are would have been reached in tier
+//    1 before, when those links were all undrained;
+//  - a link going down shrinks what tier 2 can reach: fine if it reached
+//    nothing before;
+//  - tier-2 modes before and no drains now: not kept.
 bool Engine::modes_kept(uint32_t t) const {
   const RouteMemo& memo = *prior_->memo;
-  if (has_drains_ || memo.modes_at[t] == RouteMemo::kNoModes) return false;
-  const uint32_t* m = memo.modes.data() + static_cast<size_t>(memo.modes_at[t]) * g_.num_switches();
+  const uint32_t at = memo.modes_at[t];
+  if (at == RouteMemo::kNoModes) return false;
+  const uint32_t* m = memo.modes.data() + static_cast<size_t>(at) * g_.num_switches();
+  const RouteMemo::Reach reach = memo.reach[at];
+  if ((has_drains_ || prior_->had_drains) && reach != RouteMemo::kAllTier1) {
+    if (reach == RouteMemo::kSomeTier2 && !has_drains_) return false;
+    for (const ChangedLink& c : prior_->changed) {
+      if (c.up_before != c.up_now && !(c.up_before && reach == RouteMemo::kSomeUnreachable)) return false;
+      if (reach == RouteMemo::kSomeTier2 && (!is_tier1(unpack(m[c.lower]).mode) || !is_tier1(unpack(m[c.upper]).mode))) {
+        return false;
+      }
+    }
+  }
   for (const ChangedLink& c : prior_->changed) {
-    if (c.drain) return false;
+    if (c.usable_before() == c.usable_now()) continue;  // tier 1 sees no change
     const SwitchState su = unpack(m[c.lower]), sv = unpack(m[c.upper]);
     const uint32_t vu = su.val, vv = sv.val;  // kInf when unreachable
-    if (c.up) {
+    if (c.usable_now()) {
       if (is_down(su.mode) && su.val != kInf && !(is_down(sv.mode) && vv <= vu + 1)) return false;
       if (!is_down(su.mode) && vv != kInf && (vu == kInf || vv + 1 < vu)) return false;
       continue;
     }
     if (is_down(su.mode) && is_down(sv.mode) && vu + 1 == vv) return false;
     if (su.mode == Mode::kUp && vv != kInf && vv + 1 == vu) {
-      bool other = false;  // another parent as near, still there
+      bool other = false;  // another parent as near, still usable
       for (uint32_t i = up_begin_[c.lower]; i < up_begin_[c.lower + 1] && !other; ++i) {
         const Entry& x = up_rec_[i];
         other = x.remote != c.upper && !x.drained && unpack(m[x.remote]).val != kInf &&
@@ -109,12 +146,22 @@ void Engine::load_modes(uint32_t t) {
   modes_from_memo_ = true;
 }
 
-// The down and up lists of prepare_target, from st_ (no drains: tier 1 only).
+// The down and up lists of prepare_target, from st_.
+// In the same order: the tier-1 switches top-down, then the tier-2 ones.
 void Engine::list_modes(uint32_t t) {
   down_list_.clear();
   up_list_.clear();
+  bool tier2 = false;
   for (uint32_t s : order_) {
-    if (s == t || st_[s].mode == Mode::kUnreachable) continue;
+    if (s == t || !is_tier1(st_[s].mode)) {
+      tier2 = tier2 || (st_[s].mode != Mode::kUnreachable);
+      continue;
+    }
+    (is_down(st_[s].mode) ? down_list_ : up_list_).push_back(s);
+  }
+  for (uint32_t s : order_) {
+    if (!tier2) break;
+    if (is_tier1(st_[s].mode) || st_[s].mode == Mode::kUnreachable) continue;
     (is_down(st_[s].mode) ? down_list_ : up_list_).push_back(s);
   }
 }

@@ -29,6 +29,9 @@ struct RouteMemo {
   // Engine::prepare_target), at modes_at[target] * switches.
   std::vector<uint32_t> modes_at;  // per switch: kNoModes unless a target
   std::vector<uint32_t> modes;     // packed SwitchState, 4 bytes each
+  // Per target, as modes_at: how the switches reach it.
+  enum Reach : uint8_t { kAllTier1, kSomeUnreachable, kSomeTier2 };
+  std::vector<Reach> reach;
   static constexpr uint32_t kNoModes = UINT32_MAX;
   // Loads phase A left (all-to-all flows per switch port, at switch * 256 +
   // port), before phase B.
@@ -54,8 +57,11 @@ namespace unicast {
 struct ChangedLink {
   uint32_t lower = 0, upper = 0;  // switch indices, by rank (lower first)
   uint8_t lower_port = 0, upper_port = 0;
-  bool up = false;     // live now (else down now)
-  bool drain = false;  // its drain changed (else its state)
+  bool up_before = false, up_now = false;            // its state is not down
+  bool drained_before = false, drained_now = false;
+  // Whether tier 1 may use it: up and not drained.
+  bool usable_before() const { return up_before && !drained_before; }
+  bool usable_now() const { return up_now && !drained_now; }
 };
 
 // Given to the engines of an incremental route.
@@ -65,6 +71,7 @@ struct Prior {
   // the re-walked columns over them once every lane has read them.
   ForwardingTables* tables = nullptr;
   std::vector<ChangedLink> changed;
+  bool had_drains = false;  // any link drained in the route before
   // Per switch x 256 ports: the switch at the far end of the cable, in any
   // state (kNone: none), to walk old columns over links now down.
   std::vector<uint32_t> cable;

@@ -23,11 +23,16 @@ Result<TrackedRouting> tracked(const Fabric& fabric, const RoutingOptions& optio
   if (!routed.ok()) return routed.error();
   TrackedRouting out;
   out.result = std::move(routed).value();
-  for (uint32_t at : memo->modes_at) stats.targets += at != RouteMemo::kNoModes ? 1 : 0;
+  std::vector<uint8_t> leaf(fabric.num_nodes(), 0);  // switches with a CA cabled
   for (NodeId ca : fabric.cas()) {
     const Node& node = fabric.node(ca);
     for (uint32_t p = 1; p <= node.num_ports; ++p) {
       const Port& port = fabric.port(PortId(node.first_port.value() + p));
+      const NodeId far = fabric.remote_node(PortId(node.first_port.value() + p));
+      if (far.valid() && fabric.is_switch(far) && !leaf[far.value()]) {
+        leaf[far.value()] = 1;
+        ++stats.targets;
+      }
       for (uint32_t k = 0; port.lid.valid() && k < (1u << port.lmc); ++k) {
         stats.columns += Lid{static_cast<uint16_t>(port.lid.value + k)}.valid() ? 1 : 0;
       }
@@ -111,10 +116,13 @@ Result<TrackedRouting> reroute_unicast(const Fabric& before, const RoutingOption
     c.upper = graph.switch_index(pb.node);
     c.lower_port = static_cast<uint8_t>(pa.num.value);
     c.upper_port = static_cast<uint8_t>(pb.num.value);
-    c.up = b.state != PortState::kDown;
-    c.drain = drained(before_options, i) != drained(after_options, i);
+    c.up_before = a.state != PortState::kDown;
+    c.up_now = b.state != PortState::kDown;
+    c.drained_before = drained(before_options, i);
+    c.drained_now = drained(after_options, i);
     prior.changed.push_back(c);
   }
+  for (size_t i = 0; i < before.num_links() && !prior.had_drains; ++i) prior.had_drains = drained(before_options, i);
   stats.changed_links = static_cast<uint32_t>(prior.changed.size());
   return tracked(after, after_options, &prior, std::move(stats));
 }

@@ -64,6 +64,7 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
     uint32_t targets = 0;
     for (uint32_t s = 0; s < n; ++s) memo->modes_at[s] = targets++;  // every switch is a target
     memo->modes.assign(static_cast<size_t>(targets) * n, 0);
+    memo->reach.assign(targets, RouteMemo::kSomeTier2);
   }
   // Shared by both lanes, read only.
   // Only without flow balancing (flow_walk.cpp takes their place).
@@ -152,6 +153,7 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
     for (const auto& e : engines) {
       stats->targets_touched += e->targets_touched();
       stats->columns_recomputed += e->columns_recomputed();
+      stats->targets_prepared += e->targets_prepared();
     }
   }
   in_lanes([&](uint32_t lane) { engines[lane]->flush(); });

@@ -13,6 +13,7 @@
 #include "routing/reroute.h"
 #include "routing/rails.h"
 #include "routing/routing_plan.h"
+#include "routing/switch_graph.h"
 #include "routing/unicast_engine.h"
 #include "tests/routing/degradations.h"
 #include "tests/routing/test_fabrics.h"
@@ -196,7 +197,7 @@ TEST(Reroute, EqualsAFullRouteOnSeededChangesTwoLevels) {
 TEST(Reroute, EqualsAFullRouteOnSeededChangesThreeLevels) {
   const Fabric base = test::generate(test::roft(64, 8, 3, 16));
   WalkCount count;
-  for (uint64_t seed = 1; seed <= 12 && !HasFailure(); ++seed) random_walk(base, seed, 8, "3L", count);
+  for (uint64_t seed = 1; seed <= 20 && !HasFailure(); ++seed) random_walk(base, seed, 8, "3L", count);
   EXPECT_EQ(count.incremental, count.steps);
   EXPECT_LT(count.recomputed, count.columns);
   std::printf("3L: %d steps, %d incremental, %llu of %llu columns re-walked\n", count.steps, count.incremental,
@@ -204,7 +205,8 @@ TEST(Reroute, EqualsAFullRouteOnSeededChangesThreeLevels) {
 }
 
 // One link down, or drained, on a healthy tree re-walks a small share of the
-// columns (those whose nominal path crossed it, a few more at its ends). A
+// columns (those whose nominal path crossed it, a few more at its ends) and
+// works out the modes again toward a small share of the leaves. A
 // drain brings tier 2 (routes through drained links) into the modes of the
 // targets it cuts, and that must not spill into the modes of the others (a
 // stale tier-2 flag once made every column of half the leaves re-walked).
@@ -226,6 +228,9 @@ void expect_few_columns_after_one_link(bool drain) {
       EXPECT_EQ(stats.changed_links, 1u) << one.name;
       EXPECT_GT(stats.columns_recomputed, 0u) << one.name;
       EXPECT_LT(stats.columns_recomputed * 4, stats.columns) << one.name << (drain ? " drained" : " down");
+      // The modes toward most leaves cannot move, drained or not: taken
+      // from the memo, not worked out again.
+      EXPECT_LT(stats.targets_prepared * 4, stats.targets) << one.name << (drain ? " drained" : " down");
     }
   }
 }
@@ -233,6 +238,43 @@ void expect_few_columns_after_one_link(bool drain) {
 TEST(Reroute, OneLinkDownReWalksFewColumns) { expect_few_columns_after_one_link(false); }
 
 TEST(Reroute, OneLinkDrainedReWalksFewColumns) { expect_few_columns_after_one_link(true); }
+
+// A link that comes back up while drained: tier 1 does not see it, but
+// tier 2 (routes through drained links) now reaches over it the switches that
+// had no route to the spine at its top at all (a leaf reaches a spine only
+// through their own cable). The modes toward that spine must not be taken
+// from the memo.
+TEST(Reroute, ADrainedLinkComingBackUpIsUsedByTier2) {
+  const Fabric base = test::generate(test::roft(32, 8, 2, 32));
+  Degrader d(base);
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    Degraded one = d.link_down(Tier::kLeafSpine, seed);
+    ASSERT_EQ(one.down.size(), 1u);
+    const State down_and_drained = full(one.fabric, with_drain(one.fabric, {}, one.down[0], true));
+    RerouteStats stats;
+    const State up = step(down_and_drained, base, down_and_drained.drained, one.name + " back up, drained", &stats);
+    EXPECT_TRUE(stats.incremental) << one.name << ": " << stats.full_reason;
+    // The leaf's entry for the spine's LID: the drained cable's port now.
+    const Link& link = base.link(one.down[0]);
+    const SwitchGraph graph(base);
+    int checked = 0;
+    for (auto [near, far] : {std::pair{link.a, link.b}, std::pair{link.b, link.a}}) {
+      const NodeId x = base.port(near).node, v = base.port(far).node;
+      const Port& v0 = base.port(base.node(v).first_port);
+      const uint32_t sx = graph.switch_index(x);
+      if (graph.switch_index(v) == SwitchGraph::kNone || !v0.lid.valid()) continue;
+      bool leaf = false;  // x has a CA cabled
+      for (uint32_t p = 1; p <= base.node(x).num_ports; ++p) {
+        const NodeId n = base.remote_node(PortId(base.node(x).first_port.value() + p));
+        leaf = leaf || (n.valid() && !base.is_switch(n));
+      }
+      if (!leaf) continue;
+      ++checked;
+      EXPECT_EQ(up.routed.result.tables.get(sx, v0.lid), base.port(near).num.value) << one.name;
+    }
+    EXPECT_EQ(checked, 1) << one.name;
+  }
+}
 
 // Changes beyond switch links are routed in full, and say so.
 TEST(Reroute, ASwitchDownOrACaLinkIsRoutedInFull) {
