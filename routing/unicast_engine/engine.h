@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <span>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -167,7 +168,7 @@ class Engine {
   void list_modes(uint32_t t);
   bool mark_dirty(uint32_t t);
   void chain_digits(uint32_t t, uint32_t slot);
-  void subtract_old_column(Lid lid, uint32_t t);
+  void subtract_old_columns(std::span<const Lid> lids, uint32_t t);
   void reuse_deferred(Lid lid, uint32_t t, uint32_t slot);
 
   // destination_walk.cpp
@@ -344,6 +345,8 @@ class Engine {
   RouteMemo* memo_ = nullptr;
   std::vector<uint8_t> dirty_;         // per LID of the current target: re-walk its column
   std::vector<uint64_t> old_load_;     // per switch x 256 ports: phase A loads of the re-walked columns before
+  std::vector<uint32_t> source_leaves_;  // switches ranked 0 with CAs: phase A's sources
+  std::vector<uint8_t> old_columns_;     // subtract_old_columns' gathered columns
   std::vector<uint32_t> up_changed_;   // changed links that are up candidates toward the current target
   std::vector<uint32_t> chain_digit_;  // per rank: chain_digits' result
   bool modes_from_memo_ = false;       // st_ is the memo's (load_modes), not prepared

@@ -33,6 +33,8 @@
 // the route is done in full.
 #include <algorithm>
 #include <cstring>
+#include <span>
+#include <utility>
 
 #include "routing/unicast_engine/engine.h"
 
@@ -238,27 +240,46 @@ bool Engine::mark_dirty(uint32_t t) {
   return any;
 }
 
-// Takes the flows of LID's old phase A column out of the loads (old_load_,
-// by switch port): every leaf routed in phase A sends its CAs' flows along
-// the column to the target.
-void Engine::subtract_old_column(Lid lid, uint32_t t) {
+// Takes the flows of the old phase A columns of `lids` (the target's
+// re-walked ones) out of the loads (old_load_, by switch port): every leaf
+// routed in phase A sends its CAs' flows along a column to the target. The
+// columns are first gathered row by row: a target's LIDs are mostly
+// consecutive, so a row's entries for all of them share a cache line or two,
+// where reading one column switch by switch misses the cache at every switch.
+void Engine::subtract_old_columns(std::span<const Lid> lids, uint32_t t) {
+  if (lids.empty()) return;
   const uint32_t n = g_.num_switches();
   const RouteMemo& memo = *prior_->memo;
-  if (old_load_.empty()) old_load_.assign(static_cast<size_t>(n) * 256, 0);
-  const uint8_t* deferred =
-      memo.deferred[lid.value] ? memo.deferred_columns.data() + static_cast<size_t>(memo.deferred_at[lid.value]) * n
-                               : nullptr;
-  auto entry = [&](uint32_t s) { return deferred ? deferred[s] : prior_->tables->get(s, lid); };
-  for (uint32_t x = 0; x < n; ++x) {
-    const uint32_t f = ca_begin_[x + 1] - ca_begin_[x];
-    if (f == 0 || x == t || rk_.rank[x] != 0) continue;
-    uint32_t y = x;
-    for (uint32_t hops = 0; y != t && hops < n; ++hops) {
-      const uint8_t p = entry(y);
-      if (p == ForwardingTables::kNoPath || p == 0) break;
-      old_load_[static_cast<size_t>(y) * 256 + p] += f;
-      y = prior_->cable[static_cast<size_t>(y) * 256 + p];
-      if (y == kNone) break;
+  if (old_load_.empty()) {
+    old_load_.assign(static_cast<size_t>(n) * 256, 0);
+    for (uint32_t x = 0; x < n; ++x) {
+      if (rk_.rank[x] == 0 && ca_begin_[x + 1] != ca_begin_[x]) source_leaves_.push_back(x);
+    }
+  }
+  const size_t k = lids.size();
+  old_columns_.resize(k * n);  // switch-major: [s * k + j]
+  for (uint32_t s = 0; s < n; ++s) {
+    const std::span<const uint8_t> row = std::as_const(*prior_->tables).row(s);
+    uint8_t* out = old_columns_.data() + static_cast<size_t>(s) * k;
+    for (size_t j = 0; j < k; ++j) out[j] = row[lids[j].value];
+  }
+  for (size_t j = 0; j < k; ++j) {  // phase A's column of a destination phase B finished
+    if (!memo.deferred[lids[j].value]) continue;
+    const uint8_t* deferred = memo.deferred_columns.data() + static_cast<size_t>(memo.deferred_at[lids[j].value]) * n;
+    for (uint32_t s = 0; s < n; ++s) old_columns_[static_cast<size_t>(s) * k + j] = deferred[s];
+  }
+  for (size_t j = 0; j < k; ++j) {
+    for (uint32_t x : source_leaves_) {
+      if (x == t) continue;
+      const uint32_t f = ca_begin_[x + 1] - ca_begin_[x];
+      uint32_t y = x;
+      for (uint32_t hops = 0; y != t && hops < n; ++hops) {
+        const uint8_t p = old_columns_[static_cast<size_t>(y) * k + j];
+        if (p == ForwardingTables::kNoPath || p == 0) break;
+        old_load_[static_cast<size_t>(y) * 256 + p] += f;
+        y = prior_->cable[static_cast<size_t>(y) * 256 + p];
+        if (y == kNone) break;
+      }
     }
   }
 }
