@@ -134,6 +134,7 @@ class Engine {
   // target_modes.cpp
   void prepare_target(uint32_t t);
   void prepare_tier2();
+  void list_down_candidates();
 
   // chains.cpp
   void climb(uint32_t x0, uint32_t pref, bool primary, std::vector<uint32_t>& chain);
@@ -269,6 +270,8 @@ class Engine {
   uint32_t target_stamp_ = 0;
   std::vector<uint32_t> cand_stamp_, cand_first_, cand_count_, cand_;
   std::vector<uint32_t> down_list_, up_list_;
+  uint32_t down_lists_stamp_ = 0;  // target_stamp_ list_down_candidates ran for
+  std::vector<uint64_t> offers_;   // its scratch: (switch, entry)
 
   // CA sources of the current target by reachability (report entries).
   struct ReachSummary {

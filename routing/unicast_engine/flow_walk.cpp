@@ -382,6 +382,7 @@ void Engine::prepare_template() {
       if (e != kNone || count > 0) put(x, port(e != kNone ? e : cand_[cf]));
     }
   }
+  list_down_candidates();
   for (uint32_t y : down_list_) {
     down_pick(y);
     valid_[y] = nominal_down(y) != kNone;

@@ -106,4 +106,42 @@ void Engine::prepare_tier2() {
   }
 }
 
+// The candidate lists of every switch that goes down toward the target, at
+// once, from below: each down-going switch (and the target) offers itself to
+// its parents, a few entries per switch. Listed switch by switch (candidates())
+// every switch above reads all its down entries instead: at the top of a fat
+// tree a core reads every down link for the one or two into the target's
+// pod. The lists are those candidates() makes, in the same order (a
+// switch's entries by index), for switches that have none yet this target.
+void Engine::list_down_candidates() {
+  if (down_lists_stamp_ == target_stamp_) return;
+  down_lists_stamp_ = target_stamp_;
+  offers_.clear();
+  auto offer = [&](uint32_t c) {
+    for (uint32_t i = up_begin_[c]; i < up_begin_[c + 1]; ++i) {
+      const uint32_t y = up_rec_[i].remote;
+      const uint32_t e = up_rec_[i].rev;  // y's entry toward c
+      if (cand_stamp_[y] != target_stamp_ && is_down(st_[y].mode) && cand_ok(y, ent_[e])) {
+        offers_.push_back(uint64_t{y} << 32 | e);
+      }
+    }
+  };
+  offer(target_);
+  for (uint32_t c : down_list_) offer(c);
+  std::sort(offers_.begin(), offers_.end());
+  for (size_t i = 0; i < offers_.size();) {
+    const auto y = static_cast<uint32_t>(offers_[i] >> 32);
+    cand_stamp_[y] = target_stamp_;
+    cand_first_[y] = static_cast<uint32_t>(cand_.size());
+    for (; i < offers_.size() && offers_[i] >> 32 == y; ++i) cand_.push_back(static_cast<uint32_t>(offers_[i]));
+    cand_count_[y] = static_cast<uint32_t>(cand_.size()) - cand_first_[y];
+  }
+  for (uint32_t y : down_list_) {  // none offered: no candidate
+    if (cand_stamp_[y] == target_stamp_) continue;
+    cand_stamp_[y] = target_stamp_;
+    cand_first_[y] = static_cast<uint32_t>(cand_.size());
+    cand_count_[y] = 0;
+  }
+}
+
 }  // namespace railyard::routing::unicast
