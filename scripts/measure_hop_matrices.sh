@@ -105,7 +105,7 @@ for mode in $modes; do
     fi
     log=$mode.$ev.log
     used=$(sed -n 's/.*osm_ucast_mgr_process: \(.*\) tables configured on all switches.*/\1/p' "$log" | tail -n 1)
-    # "hop matrices: N switches, E entries in X ms (cpu C ms; distances D ms[ reused], rows R ms, A allocated)";
+    # "hop matrices: N switches, E entries in X ms (cpu C ms; distances D ms[ reused], rows R ms, A allocated[, P arrays prefaulted])";
     # builds before the cpu figure print only the first part.
     line=$(grep -o 'railyard: hop matrices: .*' "$log" | tail -n 1 || true)
     hops=$(sed -n 's/.* in \([0-9.]*\) ms.*/\1/p' <<<"$line")

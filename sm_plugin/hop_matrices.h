@@ -51,6 +51,7 @@
 #pragma once
 
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "routing/result.h"
@@ -62,6 +63,7 @@ struct HopStats {
   uint32_t switches = 0;
   uint64_t entries = 0;         // (switch, LID, port) hop counts written
   uint64_t rows_allocated = 0;  // rows OpenSM did not have yet (first sweep, new switches)
+  uint32_t arrays_prefaulted = 0;  // switches' hops[] arrays new since the last build, faulted in for writing
   bool distances_reused = false;
   double distances_ms = 0;      // switch graph + all-pairs distances
   double rows_ms = 0;           // writing OpenSM's rows
@@ -112,10 +114,13 @@ class HopMatrices {
   std::vector<uint64_t> reach_, next_;  // bitsets, n x words
   std::vector<uint32_t> neighbours_begin_, neighbours_;  // healthy, deduplicated
   struct RowArray {
-    uint8_t** hops;  // the switch's hops[], indexed by LID
-    uint32_t width;  // num_ports
+    uint8_t** hops;   // the switch's hops[], indexed by LID
+    uint32_t width;   // num_ports
+    uint32_t length;  // num_hops
+    bool fresh;       // not seen by an earlier build: fault it in for writing first (write_rows)
   };
   std::vector<RowArray> row_arrays_;  // per switch, read once per build
+  std::unordered_map<uint8_t**, uint32_t> seen_arrays_;  // hops[] arrays of the last build, and their length
 };
 
 }  // namespace railyard::sm_plugin

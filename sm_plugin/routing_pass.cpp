@@ -39,10 +39,10 @@ int RoutingPass::build_hop_matrices() {
   hops_ms_ = ms_since(t);
   logger_.log(LogLevel::kVerbose,
               "hop matrices: %u switches, %llu entries in %.1f ms (cpu %.1f ms; distances %.1f ms%s, rows %.1f ms, "
-              "%llu allocated)",
+              "%llu allocated, %u arrays prefaulted)",
               stats->switches, static_cast<unsigned long long>(stats->entries), hops_ms_, stats->cpu_ms,
               stats->distances_ms, stats->distances_reused ? " reused" : "", stats->rows_ms,
-              static_cast<unsigned long long>(stats->rows_allocated));
+              static_cast<unsigned long long>(stats->rows_allocated), stats->arrays_prefaulted);
   return 0;
 }
 

@@ -79,9 +79,13 @@ for mode in opensm railyard; do
     ((passes >= 3)) || ry_fail "railyard built the matrices $passes times, expected at least 3 (start, uplink down, CA link down)"
     # Allocated once: only the first pass adds rows (the LIDs of the
     # switches never change here).
-    first_alloc=$(sed -n '1s/.*, \([0-9]*\) allocated).*/\1/p' hop-passes.txt)
+    first_alloc=$(sed -n '1s/.*, \([0-9]*\) allocated, .*/\1/p' hop-passes.txt)
     ((${first_alloc:-0} > 0)) || ry_fail "the first pass allocated no rows: $(head -n 1 hop-passes.txt)"
-    ry_assert_eq 0 "$(tail -n +2 hop-passes.txt | grep -vc ', 0 allocated)' || true)" "passes after the first allocate nothing"
+    ry_assert_eq 0 "$(tail -n +2 hop-passes.txt | grep -vc ', 0 allocated, ' || true)" "passes after the first allocate nothing"
+    # Each switch's hops[] array is faulted in for writing once, on the
+    # first pass (OpenSM keeps the arrays).
+    ry_assert_eq 320 "$(sed -n '1s/.*, \([0-9]*\) arrays prefaulted).*/\1/p' hop-passes.txt)" "the first pass prefaults every switch's array"
+    ry_assert_eq 0 "$(tail -n +2 hop-passes.txt | grep -vc ', 0 arrays prefaulted)' || true)" "passes after the first prefault nothing"
     ry_assert_file_contains hop-passes.txt "distances [0-9.]+ ms reused" "a pass with the same switch graph reuses its distances"
   else
     ry_assert_file_contains "$RY_OPENSM_LOG" "railyard: pass 1: time hop matrices by OpenSM" "OpenSM built the matrices"

@@ -262,6 +262,9 @@ TEST(HopMatricesTest, EqualsOpenSMsBuilderOnRandomSubnets) {
       ASSERT_EQ(theirs.rows(), ours.rows());
       EXPECT_EQ(first->rows_allocated, ours.allocated_rows());
       EXPECT_FALSE(first->distances_reused);
+      // Every switch's hops[] array is new to this builder: faulted in once
+      // (the rows above are unchanged by it).
+      EXPECT_EQ(first->arrays_prefaulted, first->switches);
 
       // The next pass on the same graph: distances reused, rows rewritten
       // over OpenSM's cleared ones, none allocated.
@@ -270,6 +273,7 @@ TEST(HopMatricesTest, EqualsOpenSMsBuilderOnRandomSubnets) {
       ASSERT_TRUE(again.ok()) << again.error().message;
       EXPECT_TRUE(again->distances_reused);
       EXPECT_EQ(0u, again->rows_allocated);
+      EXPECT_EQ(0u, again->arrays_prefaulted);
       ASSERT_EQ(theirs.rows(), ours.rows());
 
       // Link health flips on both copies (same ports): new distances.
