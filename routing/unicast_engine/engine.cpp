@@ -35,6 +35,8 @@ Engine::Engine(const Fabric& fabric, const RoutingOptions& options, const Switch
   cand_stamp_.assign(n, 0);
   cand_first_.assign(n, 0);
   cand_count_.assign(n, 0);
+  offer_stamp_.assign(n, 0);
+  offer_fill_.assign(n, 0);
   cursor_.assign(n, 0);
   dd1_.assign(n, kInf);
   dist1_.assign(n, kInf);

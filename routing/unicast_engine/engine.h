@@ -113,6 +113,7 @@ class Engine {
     memo_ = memo;
   }
   bool take_prior_loads(const std::vector<const Engine*>& lanes);
+  bool old_columns_ordered() const { return !disordered_; }
   void export_memo();
   // The nominal slots (positions as cabled) against the memo's / into it.
   bool same_slots(const RouteMemo& memo) const;
@@ -271,7 +272,8 @@ class Engine {
   std::vector<uint32_t> cand_stamp_, cand_first_, cand_count_, cand_;
   std::vector<uint32_t> down_list_, up_list_;
   uint32_t down_lists_stamp_ = 0;  // target_stamp_ list_down_candidates ran for
-  std::vector<uint64_t> offers_;   // its scratch: (switch, entry)
+  std::vector<std::pair<uint32_t, uint32_t>> offers_;  // its scratch: (switch, entry)
+  std::vector<uint32_t> offer_stamp_, offer_fill_;     // per switch: offered this target; next slot in cand_
 
   // CA sources of the current target by reachability (report entries).
   struct ReachSummary {
@@ -350,6 +352,10 @@ class Engine {
   std::vector<uint64_t> old_load_;     // per switch x 256 ports: phase A loads of the re-walked columns before
   std::vector<uint32_t> source_leaves_;  // switches ranked 0 with CAs: phase A's sources
   std::vector<uint8_t> old_columns_;     // subtract_old_columns' gathered columns
+  std::vector<uint32_t> by_distance_;    // its switches, farthest from the target first
+  std::vector<uint32_t> distance_count_;  // and their counting sort
+  std::vector<uint32_t> carried_;        // its flows per switch, in one column
+  bool disordered_ = false;              // a column had a hop that did not come nearer its target
   std::vector<uint32_t> up_changed_;   // changed links that are up candidates toward the current target
   std::vector<uint32_t> chain_digit_;  // per rank: chain_digits' result
   bool modes_from_memo_ = false;       // st_ is the memo's (load_modes), not prepared

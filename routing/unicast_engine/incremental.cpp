@@ -268,19 +268,44 @@ void Engine::subtract_old_columns(std::span<const Lid> lids, uint32_t t) {
     const uint8_t* deferred = memo.deferred_columns.data() + static_cast<size_t>(memo.deferred_at[lids[j].value]) * n;
     for (uint32_t s = 0; s < n; ++s) old_columns_[static_cast<size_t>(s) * k + j] = deferred[s];
   }
+  // Each column carries the flows of every source leaf toward t, and each
+  // hop of a phase A column goes one step nearer t (its next switch's
+  // distance, in the modes the route before had, is one less). So the flows
+  // are summed switch by switch from the farthest in, one pass per column.
+  const uint32_t* modes = memo.modes.data() + static_cast<size_t>(memo.modes_at[t]) * n;
+  auto dist = [&](uint32_t s) { return static_cast<uint32_t>(modes[s] & 0xFFFF); };  // SwitchState::val, as packed
+  // Counting sort, farthest first (unreachable ones, kInf, before all).
+  uint32_t far = 0;
+  for (uint32_t s = 0; s < n; ++s) {
+    if (dist(s) != kInf) far = std::max(far, dist(s));
+  }
+  distance_count_.assign(far + 2, 0);  // [0] kInf, [1 + far - d] distance d
+  auto bucket = [&](uint32_t s) { return dist(s) == kInf ? 0u : 1u + far - dist(s); };
+  for (uint32_t s = 0; s < n; ++s) {
+    if (s != t) ++distance_count_[bucket(s)];
+  }
+  for (uint32_t b = 0, at = 0; b < distance_count_.size(); ++b) at += std::exchange(distance_count_[b], at);
+  by_distance_.resize(n - 1);
+  for (uint32_t s = 0; s < n; ++s) {
+    if (s != t) by_distance_[distance_count_[bucket(s)]++] = s;
+  }
+  if (carried_.size() != n) carried_.assign(n, 0);
   for (size_t j = 0; j < k; ++j) {
-    for (uint32_t x : source_leaves_) {
-      if (x == t) continue;
-      const uint32_t f = ca_begin_[x + 1] - ca_begin_[x];
-      uint32_t y = x;
-      for (uint32_t hops = 0; y != t && hops < n; ++hops) {
-        const uint8_t p = old_columns_[static_cast<size_t>(y) * k + j];
-        if (p == ForwardingTables::kNoPath || p == 0) break;
-        old_load_[static_cast<size_t>(y) * 256 + p] += f;
-        y = prior_->cable[static_cast<size_t>(y) * 256 + p];
-        if (y == kNone) break;
-      }
+    auto entry = [&](uint32_t y) { return old_columns_[static_cast<size_t>(y) * k + j]; };
+    for (uint32_t x : source_leaves_) carried_[x] = x == t ? 0 : ca_begin_[x + 1] - ca_begin_[x];
+    for (uint32_t y : by_distance_) {
+      const uint32_t f = carried_[y];
+      carried_[y] = 0;
+      const uint8_t p = entry(y);
+      if (f == 0 || p == ForwardingTables::kNoPath || p == 0) continue;
+      old_load_[static_cast<size_t>(y) * 256 + p] += f;
+      const uint32_t next = prior_->cable[static_cast<size_t>(y) * 256 + p];
+      if (next == kNone || next == t) continue;
+      // Never seen; the route is then done in full (route_lanes).
+      if (dist(next) + 1 != dist(y)) disordered_ = true;
+      carried_[next] += f;
     }
+    if (disordered_) std::fill(carried_.begin(), carried_.end(), 0);  // flows that came too late
   }
 }
 

@@ -141,7 +141,10 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
     for (uint32_t lane = 1; lane < kLanes; ++lane) engines[0]->absorb(*engines[lane]);
     if (prior != nullptr) {
       std::vector<const Engine*> lanes;
-      for (const auto& e : engines) lanes.push_back(e.get());
+      for (const auto& e : engines) {
+        if (!e->old_columns_ordered()) return in_full("a re-walked column had a hop that did not come nearer its leaf");
+        lanes.push_back(e.get());
+      }
       if (!engines[0]->take_prior_loads(lanes)) return in_full("a column that used a link now gone was not re-walked");
     }
     if (memo != nullptr) engines[0]->export_memo();

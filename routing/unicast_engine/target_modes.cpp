@@ -116,31 +116,38 @@ void Engine::prepare_tier2() {
 void Engine::list_down_candidates() {
   if (down_lists_stamp_ == target_stamp_) return;
   down_lists_stamp_ = target_stamp_;
+  // Offers by switch: counted, then placed; a switch's own few sorted by
+  // entry (their order among switches does not matter).
   offers_.clear();
   auto offer = [&](uint32_t c) {
     for (uint32_t i = up_begin_[c]; i < up_begin_[c + 1]; ++i) {
       const uint32_t y = up_rec_[i].remote;
       const uint32_t e = up_rec_[i].rev;  // y's entry toward c
       if (cand_stamp_[y] != target_stamp_ && is_down(st_[y].mode) && cand_ok(y, ent_[e])) {
-        offers_.push_back(uint64_t{y} << 32 | e);
+        offers_.push_back({y, e});
+        if (offer_stamp_[y] != target_stamp_) {
+          offer_stamp_[y] = target_stamp_;
+          cand_count_[y] = 0;
+        }
+        ++cand_count_[y];
       }
     }
   };
   offer(target_);
   for (uint32_t c : down_list_) offer(c);
-  std::sort(offers_.begin(), offers_.end());
-  for (size_t i = 0; i < offers_.size();) {
-    const auto y = static_cast<uint32_t>(offers_[i] >> 32);
-    cand_stamp_[y] = target_stamp_;
-    cand_first_[y] = static_cast<uint32_t>(cand_.size());
-    for (; i < offers_.size() && offers_[i] >> 32 == y; ++i) cand_.push_back(static_cast<uint32_t>(offers_[i]));
-    cand_count_[y] = static_cast<uint32_t>(cand_.size()) - cand_first_[y];
-  }
-  for (uint32_t y : down_list_) {  // none offered: no candidate
+  for (uint32_t y : down_list_) {  // a segment of cand_ each, empty when none offered
     if (cand_stamp_[y] == target_stamp_) continue;
     cand_stamp_[y] = target_stamp_;
     cand_first_[y] = static_cast<uint32_t>(cand_.size());
-    cand_count_[y] = 0;
+    if (offer_stamp_[y] != target_stamp_) cand_count_[y] = 0;
+    cand_.resize(cand_.size() + cand_count_[y]);
+    offer_fill_[y] = cand_first_[y];
+  }
+  for (const auto& [y, e] : offers_) cand_[offer_fill_[y]++] = e;
+  for (uint32_t y : down_list_) {
+    if (offer_stamp_[y] == target_stamp_ && cand_count_[y] > 1) {
+      std::sort(cand_.begin() + cand_first_[y], cand_.begin() + cand_first_[y] + cand_count_[y]);
+    }
   }
 }
 
