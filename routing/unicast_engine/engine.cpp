@@ -119,17 +119,6 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
     const size_t first_col = batch_lids_.size();
     ca_lids.clear();
     ca_columns.clear();
-    if (prior_ != nullptr && touched) {  // the re-walked columns' old flows out of the loads
-      for (uint32_t i = ca_begin_[t]; i < ca_begin_[t + 1]; ++i) {
-        const Port& p = fabric_.port(ca_ports_[i]);
-        for (uint32_t k = 0; k < (1u << p.lmc); ++k) {
-          const Lid lid{static_cast<uint16_t>(p.lid.value + k)};
-          if (lid.valid() && dirty_[lid.value]) ca_lids.push_back(lid);
-        }
-      }
-      subtract_old_columns(ca_lids, t);
-      ca_lids.clear();
-    }
     for (uint32_t i = ca_begin_[t]; i < ca_begin_[t + 1]; ++i) {
       const Port& p = fabric_.port(ca_ports_[i]);
       uint8_t leaf_port = g_.attach_port(ca_ports_[i]);
@@ -146,7 +135,10 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
           ca_columns.push_back(kSkipped);
           ++report_.lids_routed;
         } else {
-          columns_recomputed_ += prior_ != nullptr ? 1 : 0;
+          if (prior_ != nullptr) {  // its old flows come out of the loads (subtract_old_columns)
+            old_columns_to_subtract_.emplace_back(lid, t);
+            ++columns_recomputed_;
+          }
           ca_columns.push_back(batch_lids_.size());
           route_destination(lid, t, leaf_port, slot);
         }
@@ -180,6 +172,7 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
       ++report_.lids_routed;
     }
   }
+  if (prior_ != nullptr) subtract_old_columns();
   target_seq_ = static_cast<uint32_t>(last);  // the switch LIDs' chains read it
   // CA ports hanging off nothing: every other CA port misses them.
   for (PortId p : lane == 0 ? std::span<const PortId>(detached_) : std::span<const PortId>()) {

@@ -170,7 +170,10 @@ class Engine {
   void list_modes(uint32_t t);
   bool mark_dirty(uint32_t t);
   void chain_digits(uint32_t t, uint32_t slot);
-  void subtract_old_columns(std::span<const Lid> lids, uint32_t t);
+  void subtract_old_columns();
+  void sort_by_distance(uint32_t t);
+  void subtract_column(uint32_t t, const uint8_t* column, size_t stride, const std::vector<uint32_t>& sources);
+  uint32_t old_dist(uint32_t s) const { return old_distance_[s] & 0xFFFF; }  // SwitchState::val, as packed
   void reuse_deferred(Lid lid, uint32_t t, uint32_t slot);
 
   // destination_walk.cpp
@@ -350,11 +353,12 @@ class Engine {
   RouteMemo* memo_ = nullptr;
   std::vector<uint8_t> dirty_;         // per LID of the current target: re-walk its column
   std::vector<uint64_t> old_load_;     // per switch x 256 ports: phase A loads of the re-walked columns before
-  std::vector<uint32_t> source_leaves_;  // switches ranked 0 with CAs: phase A's sources
+  std::vector<std::pair<Lid, uint32_t>> old_columns_to_subtract_;  // the re-walked CA columns and their targets
   std::vector<uint8_t> old_columns_;     // subtract_old_columns' gathered columns
-  std::vector<uint32_t> by_distance_;    // its switches, farthest from the target first
+  std::vector<uint32_t> by_distance_;    // switches, farthest from the target first (sort_by_distance)
   std::vector<uint32_t> distance_count_;  // and their counting sort
-  std::vector<uint32_t> carried_;        // its flows per switch, in one column
+  const uint32_t* old_distance_ = nullptr;  // the memo's modes toward that target
+  std::vector<uint32_t> carried_;        // flows per switch, in one column
   bool disordered_ = false;              // a column had a hop that did not come nearer its target
   std::vector<uint32_t> up_changed_;   // changed links that are up candidates toward the current target
   std::vector<uint32_t> chain_digit_;  // per rank: chain_digits' result

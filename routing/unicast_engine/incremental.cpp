@@ -240,47 +240,71 @@ bool Engine::mark_dirty(uint32_t t) {
   return any;
 }
 
-// Takes the flows of the old phase A columns of `lids` (the target's
-// re-walked ones) out of the loads (old_load_, by switch port): every leaf
-// routed in phase A sends its CAs' flows along a column to the target. The
-// columns are first gathered row by row: a target's LIDs are mostly
-// consecutive, so a row's entries for all of them share a cache line or two,
-// where reading one column switch by switch misses the cache at every switch.
-void Engine::subtract_old_columns(std::span<const Lid> lids, uint32_t t) {
-  if (lids.empty()) return;
+// Takes the flows of the re-walked columns' old phase A columns out of the
+// loads (old_load_, by switch port): every leaf routed in phase A sends its
+// CAs' flows along a column to the target. run() lists the columns
+// (old_columns_to_subtract_, by target in leaf order) and calls this once
+// its leaves are done, before anything is written to the tables.
+//
+// The old columns are read row by row, for all the columns at once in LID
+// order: read one by one, each is a cache miss at every switch (a row is a
+// switch's whole table), and most targets have only one or two columns
+// re-walked.
+void Engine::subtract_old_columns() {
   const uint32_t n = g_.num_switches();
   const RouteMemo& memo = *prior_->memo;
-  if (old_load_.empty()) {
-    old_load_.assign(static_cast<size_t>(n) * 256, 0);
-    for (uint32_t x = 0; x < n; ++x) {
-      if (rk_.rank[x] == 0 && ca_begin_[x + 1] != ca_begin_[x]) source_leaves_.push_back(x);
+  const std::vector<std::pair<Lid, uint32_t>>& all = old_columns_to_subtract_;
+  if (all.empty()) return;
+  old_load_.assign(static_cast<size_t>(n) * 256, 0);
+  std::vector<uint32_t> sources;  // switches ranked 0 with CAs: phase A's sources
+  for (uint32_t x = 0; x < n; ++x) {
+    if (rk_.rank[x] == 0 && ca_begin_[x + 1] != ca_begin_[x]) sources.push_back(x);
+  }
+  carried_.assign(n, 0);
+  // In chunks, so that the gathered columns stay a few MB.
+  constexpr size_t kGather = 2048;
+  std::vector<uint32_t> by_lid;  // indices into `all`, by LID
+  for (size_t first = 0; first < all.size(); first += kGather) {
+    const size_t k = std::min(kGather, all.size() - first);
+    by_lid.resize(k);
+    for (size_t j = 0; j < k; ++j) by_lid[j] = static_cast<uint32_t>(first + j);
+    std::sort(by_lid.begin(), by_lid.end(), [&](uint32_t a, uint32_t b) { return all[a].first < all[b].first; });
+    // old_columns_[s * k + j]: switch s's old entry for the j-th column of the chunk (list order).
+    old_columns_.resize(k * n);
+    for (uint32_t s = 0; s < n; ++s) {
+      const std::span<const uint8_t> row = std::as_const(*prior_->tables).row(s);
+      uint8_t* out = old_columns_.data() + static_cast<size_t>(s) * k;
+      for (const uint32_t i : by_lid) out[i - first] = row[all[i].first.value];
+    }
+    for (size_t j = 0; j < k; ++j) {  // phase A's column of a destination phase B finished
+      const Lid lid = all[first + j].first;
+      if (!memo.deferred[lid.value]) continue;
+      const uint8_t* deferred = memo.deferred_columns.data() + static_cast<size_t>(memo.deferred_at[lid.value]) * n;
+      for (uint32_t s = 0; s < n; ++s) old_columns_[static_cast<size_t>(s) * k + j] = deferred[s];
+    }
+    uint32_t sorted_for = kNone;
+    for (size_t j = 0; j < k; ++j) {
+      const uint32_t t = all[first + j].second;
+      if (t != sorted_for) sort_by_distance(t);
+      sorted_for = t;
+      subtract_column(t, old_columns_.data() + j, k, sources);
     }
   }
-  const size_t k = lids.size();
-  old_columns_.resize(k * n);  // switch-major: [s * k + j]
-  for (uint32_t s = 0; s < n; ++s) {
-    const std::span<const uint8_t> row = std::as_const(*prior_->tables).row(s);
-    uint8_t* out = old_columns_.data() + static_cast<size_t>(s) * k;
-    for (size_t j = 0; j < k; ++j) out[j] = row[lids[j].value];
-  }
-  for (size_t j = 0; j < k; ++j) {  // phase A's column of a destination phase B finished
-    if (!memo.deferred[lids[j].value]) continue;
-    const uint8_t* deferred = memo.deferred_columns.data() + static_cast<size_t>(memo.deferred_at[lids[j].value]) * n;
-    for (uint32_t s = 0; s < n; ++s) old_columns_[static_cast<size_t>(s) * k + j] = deferred[s];
-  }
-  // Each column carries the flows of every source leaf toward t, and each
-  // hop of a phase A column goes one step nearer t (its next switch's
-  // distance, in the modes the route before had, is one less). So the flows
-  // are summed switch by switch from the farthest in, one pass per column.
+}
+
+// by_distance_: every switch but t, farthest from t first (unreachable ones
+// before all), in the modes the route before had toward t.
+void Engine::sort_by_distance(uint32_t t) {
+  const uint32_t n = g_.num_switches();
+  const RouteMemo& memo = *prior_->memo;
   const uint32_t* modes = memo.modes.data() + static_cast<size_t>(memo.modes_at[t]) * n;
-  auto dist = [&](uint32_t s) { return static_cast<uint32_t>(modes[s] & 0xFFFF); };  // SwitchState::val, as packed
-  // Counting sort, farthest first (unreachable ones, kInf, before all).
+  old_distance_ = modes;
   uint32_t far = 0;
   for (uint32_t s = 0; s < n; ++s) {
-    if (dist(s) != kInf) far = std::max(far, dist(s));
+    if (old_dist(s) != kInf) far = std::max(far, old_dist(s));
   }
   distance_count_.assign(far + 2, 0);  // [0] kInf, [1 + far - d] distance d
-  auto bucket = [&](uint32_t s) { return dist(s) == kInf ? 0u : 1u + far - dist(s); };
+  auto bucket = [&](uint32_t s) { return old_dist(s) == kInf ? 0u : 1u + far - old_dist(s); };
   for (uint32_t s = 0; s < n; ++s) {
     if (s != t) ++distance_count_[bucket(s)];
   }
@@ -289,24 +313,27 @@ void Engine::subtract_old_columns(std::span<const Lid> lids, uint32_t t) {
   for (uint32_t s = 0; s < n; ++s) {
     if (s != t) by_distance_[distance_count_[bucket(s)]++] = s;
   }
-  if (carried_.size() != n) carried_.assign(n, 0);
-  for (size_t j = 0; j < k; ++j) {
-    auto entry = [&](uint32_t y) { return old_columns_[static_cast<size_t>(y) * k + j]; };
-    for (uint32_t x : source_leaves_) carried_[x] = x == t ? 0 : ca_begin_[x + 1] - ca_begin_[x];
-    for (uint32_t y : by_distance_) {
-      const uint32_t f = carried_[y];
-      carried_[y] = 0;
-      const uint8_t p = entry(y);
-      if (f == 0 || p == ForwardingTables::kNoPath || p == 0) continue;
-      old_load_[static_cast<size_t>(y) * 256 + p] += f;
-      const uint32_t next = prior_->cable[static_cast<size_t>(y) * 256 + p];
-      if (next == kNone || next == t) continue;
-      // Never seen; the route is then done in full (route_lanes).
-      if (dist(next) + 1 != dist(y)) disordered_ = true;
-      carried_[next] += f;
-    }
-    if (disordered_) std::fill(carried_.begin(), carried_.end(), 0);  // flows that came too late
+}
+
+// One old column (entry of switch s at column[s * stride]): each hop of a
+// phase A column goes one step nearer t (its next switch's distance, in the
+// modes the route before had, is one less), so the flows are summed switch
+// by switch from the farthest in, in one pass.
+void Engine::subtract_column(uint32_t t, const uint8_t* column, size_t stride, const std::vector<uint32_t>& sources) {
+  for (uint32_t x : sources) carried_[x] = x == t ? 0 : ca_begin_[x + 1] - ca_begin_[x];
+  for (uint32_t y : by_distance_) {
+    const uint32_t f = carried_[y];
+    carried_[y] = 0;
+    const uint8_t p = column[static_cast<size_t>(y) * stride];
+    if (f == 0 || p == ForwardingTables::kNoPath || p == 0) continue;
+    old_load_[static_cast<size_t>(y) * 256 + p] += f;
+    const uint32_t next = prior_->cable[static_cast<size_t>(y) * 256 + p];
+    if (next == kNone || next == t) continue;
+    // Never seen; the route is then done in full (route_lanes).
+    if (old_dist(next) + 1 != old_dist(y)) disordered_ = true;
+    carried_[next] += f;
   }
+  if (disordered_) std::fill(carried_.begin(), carried_.end(), 0);  // flows that came too late
 }
 
 // A column phase B finished before, whose phase A the change does not touch:
