@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <unordered_map>
 #include <cstring>
 #include <exception>
@@ -373,6 +374,7 @@ std::string FastPath::route_and_push(SubnetReading& r, routing::Fabric fabric, F
   }
   routed_.reset();
   Result<routing::TrackedRouting> tracked = Error{"not routed"};
+  const auto t_route = Clock::now();
   if (last) {
     tracked = routing::reroute_unicast(*last->fabric, last->options, std::move(last->tracked), fabric, *options);
     if (tracked && !tracked->stats.incremental) route_how = "full: " + tracked->stats.full_reason;
@@ -380,15 +382,26 @@ std::string FastPath::route_and_push(SubnetReading& r, routing::Fabric fabric, F
     tracked = routing::route_unicast_tracked(fabric, *options);
     route_how = "full: no earlier route";
   }
+  const double engine_ms = ms_since(t_route);
   last.reset();
   if (!tracked) return "routing failed: " + tracked.error().message;
   ev.incremental = tracked->stats.incremental;
+  if (tracked->stats.incremental) {
+    const routing::RerouteStats& st = tracked->stats;
+    route_how += "; " + std::to_string(st.columns_recomputed) + " of " + std::to_string(st.columns) +
+                 " columns re-walked, modes of " + std::to_string(st.targets_prepared) + " of " +
+                 std::to_string(st.targets) + " leaves worked out again";
+  }
   const routing::ForwardingTables& after = tracked->result.tables;
   // The tables the push puts in place (cleared again if it fails).
+  const auto t_digest = Clock::now();
   {
     const routing::LftDigests lfts = routing::lft_digests(fabric, after);
     ev.digests = Digests{routing::policy_digest(in_force.policy), lfts.total, {}};
   }
+  char split[96];
+  std::snprintf(split, sizeof split, "; engine %.1f ms, digests %.1f ms", engine_ms, ms_since(t_digest));
+  route_how += split;
   ev.route_ms = ms_since(t);
 
   // 3. Order.

@@ -3,6 +3,7 @@
 #include "routing/unicast_engine/engine.h"
 
 #include <algorithm>
+#include <array>
 
 namespace railyard::routing::unicast {
 
@@ -146,15 +147,21 @@ void Engine::begin_column(Lid lid) {
   std::fill(column_, column_ + n, ForwardingTables::kNoPath);
 }
 
+// Row by row, each chunk's columns in LID order: a switch's row is its whole
+// table, and switch LIDs (OpenSM gives LIDs in the order it discovers ports)
+// lie all over it.
 void Engine::flush() {
   const uint32_t n = g_.num_switches();
+  std::array<uint32_t, kChunk> order;
   for (size_t first = 0; first < batch_lids_.size(); first += kChunk) {
     const uint8_t* base = chunks_[first / kChunk].get();
     const size_t count = std::min(kChunk, batch_lids_.size() - first);
     const Lid* lids = batch_lids_.data() + first;
+    for (size_t b = 0; b < count; ++b) order[b] = static_cast<uint32_t>(b);
+    std::sort(order.begin(), order.begin() + count, [&](uint32_t a, uint32_t b) { return lids[a] < lids[b]; });
     for (uint32_t s = 0; s < n; ++s) {
       auto row = tables_.row(s);
-      for (size_t b = 0; b < count; ++b) row[lids[b].value] = base[b * n + s];
+      for (size_t i = 0; i < count; ++i) row[lids[order[i]].value] = base[order[i] * n + s];
     }
   }
   batch_lids_.clear();

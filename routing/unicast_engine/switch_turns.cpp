@@ -84,6 +84,26 @@ SwitchTurns route_switch_turns(const Fabric& fabric, const SwitchGraph& g, const
       lid_owner.push_back(s);
     }
   }
+  // In LID order: rows are read at these LIDs, scattered over each row
+  // (OpenSM gives LIDs in the order it discovers ports).
+  {
+    std::vector<uint32_t> order(lids.size());
+    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return lids[a] < lids[b]; });
+    std::vector<uint16_t> sorted_lids(lids.size());
+    std::vector<uint32_t> sorted_owner(lids.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+      sorted_lids[i] = lids[order[i]];
+      sorted_owner[i] = lid_owner[order[i]];
+    }
+    lids = std::move(sorted_lids);
+    lid_owner = std::move(sorted_owner);
+  }
+  std::vector<std::pair<uint16_t, uint32_t>> bases;  // (base LID, switch), by LID
+  for (uint32_t c = 0; c < n; ++c) {
+    if (base[c] != 0) bases.emplace_back(base[c], c);
+  }
+  std::sort(bases.begin(), bases.end());
   // One pass over the rows: per switch, the spine and core LIDs it reaches
   // plus the switches reaching its LID; whether any entry is missing at all.
   std::vector<uint64_t> score(n, 0);
@@ -97,7 +117,7 @@ SwitchTurns route_switch_turns(const Fabric& fabric, const SwitchGraph& g, const
         missing = true;
       }
     }
-    for (uint32_t c = 0; c < n; ++c) score[c] += base[c] != 0 && row[base[c]] != ForwardingTables::kNoPath;
+    for (const auto& [lid, c] : bases) score[c] += row[lid] != ForwardingTables::kNoPath;
   }
   if (!missing) return out;
 
