@@ -1,6 +1,7 @@
 #include "routing/lft_digest.h"
 
 #include <algorithm>
+#include <array>
 #include <cinttypes>
 #include <cstdio>
 #include <string>
@@ -30,15 +31,59 @@ uint64_t total_lft_digest(std::vector<SwitchDigest>& switches) {
   return f.h;
 }
 
+namespace {
+
+// switch_lft_digest of kLanes rows at once: FNV-1a is one long chain of
+// multiplies per row (about 4 cycles a byte), so the rows' bytes are
+// interleaved, each row its own chain, and the multiplies overlap. The same
+// digests, several times faster (23 MB of tables at 16k CAs).
+constexpr size_t kLanes = 8;
+
+void switch_digests_interleaved(const std::array<Guid, kLanes>& guids,
+                                const std::array<std::span<const uint8_t>, kLanes>& rows, size_t count,
+                                uint64_t* out) {
+  std::array<Fnv1a64, kLanes> f;
+  std::array<size_t, kLanes> n{};
+  size_t common = SIZE_MAX;
+  for (size_t j = 0; j < count; ++j) {
+    n[j] = rows[j].size();
+    while (n[j] > 0 && rows[j][n[j] - 1] == ForwardingTables::kNoPath) --n[j];
+    f[j].word(guids[j].value);
+    f[j].word(n[j]);
+    common = std::min(common, n[j]);
+  }
+  if (count == kLanes) {
+    for (size_t i = 0; i < common; ++i) {
+      for (size_t j = 0; j < kLanes; ++j) f[j].byte(rows[j][i]);
+    }
+  } else {
+    common = 0;
+  }
+  for (size_t j = 0; j < count; ++j) {
+    f[j].bytes(rows[j].subspan(common, n[j] - common));
+    out[j] = f[j].h;
+  }
+}
+
+}  // namespace
+
 LftDigests lft_digests(const Fabric& fabric, const ForwardingTables& tables) {
   LftDigests d;
   const auto switches = fabric.switches();
   const size_t rows = std::min<size_t>(switches.size(), tables.num_switches());
-  d.switches.reserve(switches.size());
-  for (size_t i = 0; i < switches.size(); ++i) {
-    const Guid guid = fabric.node(switches[i]).guid;
-    d.switches.push_back({guid, switch_lft_digest(guid, i < rows ? tables.row(static_cast<uint32_t>(i))
-                                                                 : std::span<const uint8_t>{})});
+  d.switches.resize(switches.size());
+  for (size_t first = 0; first < switches.size(); first += kLanes) {
+    const size_t count = std::min(kLanes, switches.size() - first);
+    std::array<Guid, kLanes> guids{};
+    std::array<std::span<const uint8_t>, kLanes> row{};
+    std::array<uint64_t, kLanes> digest{};
+    for (size_t j = 0; j < count; ++j) {
+      const size_t i = first + j;
+      guids[j] = fabric.node(switches[i]).guid;
+      row[j] = i < rows ? tables.row(static_cast<uint32_t>(i)) : std::span<const uint8_t>{};
+    }
+    switch_digests_interleaved(guids, row, count, digest.data());
+    for (size_t j = 0; j < count; ++j) d.switches[first + j] = {guids[j], digest[j]};
   }
   d.total = total_lft_digest(d.switches);
   return d;

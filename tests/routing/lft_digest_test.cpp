@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,41 @@ TEST(LftDigest, SwitchDigestIsTheDocumentedHashWithoutTrailingNoPath) {
   EXPECT_NE(switch_lft_digest(Guid{0x1235}, row), switch_lft_digest(Guid{0x1234}, row));
   // A table of no path at all is the empty table.
   EXPECT_EQ(switch_lft_digest(Guid{9}, std::vector<uint8_t>(64, 0xFF)), by_hand(9, {}));
+}
+
+// lft_digests hashes several rows at once: on rows of every length of
+// trailing "no path" (the longest and the shortest in one group, a group
+// that is not full), each digest is the hash written out by hand.
+TEST(LftDigest, EverySwitchOfATableIsItsRowsDigest) {
+  const Fabric f = test::generate(test::roft(32, 3, 2, 16));
+  const uint32_t n = static_cast<uint32_t>(f.switches().size());
+  ASSERT_GT(n, 16u);
+  ASSERT_NE(n % 8, 0u) << "a group of rows that is not full";
+  ForwardingTables tables(n, 300);
+  std::mt19937 rng(7);
+  for (uint32_t s = 0; s < n; ++s) {
+    // Entries before the trailing no path: none, all, or any number; the
+    // second group of eight all long, so that they share a long prefix.
+    const uint32_t used = s == 0 ? 0 : s == 1 ? 300 : s >= 8 && s < 16 ? 200 + rng() % 101 : rng() % 301;
+    for (uint32_t l = 0; l < used; ++l) {
+      tables.set(s, Lid{static_cast<uint16_t>(l)}, static_cast<uint8_t>(rng() % 3 == 0 ? 0xFF : rng() % 37));
+    }
+    if (used > 0) tables.set(s, Lid{static_cast<uint16_t>(used - 1)}, 5);
+  }
+  const LftDigests d = lft_digests(f, tables);
+  ASSERT_EQ(d.switches.size(), n);
+  for (uint32_t s = 0; s < n; ++s) {
+    const Guid g = f.node(f.switches()[s]).guid;
+    std::vector<uint8_t> kept(tables.row(s).begin(), tables.row(s).end());
+    while (!kept.empty() && kept.back() == 0xFF) kept.pop_back();
+    bool found = false;
+    for (const SwitchDigest& x : d.switches) {
+      if (x.guid != g) continue;
+      found = true;
+      EXPECT_EQ(x.lft, by_hand(g.value, kept)) << "switch " << s;
+    }
+    EXPECT_TRUE(found);
+  }
 }
 
 TEST(LftDigest, TotalIsInGuidOrderWhateverTheRowOrder) {
