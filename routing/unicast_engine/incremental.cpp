@@ -148,8 +148,8 @@ void Engine::load_modes(uint32_t t) {
   modes_from_memo_ = true;
 }
 
-// The down and up lists of prepare_target, from st_.
-// In the same order: the tier-1 switches top-down, then the tier-2 ones.
+// The down and up lists of prepare_target, from st_, in its order: the
+// tier-1 switches top-down, then the tier-2 ones.
 void Engine::list_modes(uint32_t t) {
   down_list_.clear();
   up_list_.clear();
@@ -161,8 +161,8 @@ void Engine::list_modes(uint32_t t) {
     }
     (is_down(st_[s].mode) ? down_list_ : up_list_).push_back(s);
   }
+  if (!tier2) return;
   for (uint32_t s : order_) {
-    if (!tier2) break;
     if (is_tier1(st_[s].mode) || st_[s].mode == Mode::kUnreachable) continue;
     (is_down(st_[s].mode) ? down_list_ : up_list_).push_back(s);
   }
