@@ -7,8 +7,9 @@
 # OpenSM's next SUBNET UP. Prints, for the Unlink:
 #   entries   destinations the leaf sent out of the dead port
 #   acked     Unlink -> the plugin's fast path logged every changed block of
-#             every switch acknowledged (OpenSM's log time; fast mode); with
-#             the CA columns pushed first, also when those were
+#             every switch acknowledged (OpenSM's log time, less the digests
+#             the plugin computes after the push; fast mode); with the CA
+#             columns pushed first, also when those were
 #   moved     Unlink -> the last of them moved off it (polled: +/- one read)
 #   subnet_up Unlink -> OpenSM's next SUBNET UP
 #   pair_s    leaf-side CA-pair-seconds black-holed: CAs on the leaf x entries
@@ -159,6 +160,12 @@ push_line=$(tail -n +"$((log_lines + 1))" "$RY_OPENSM_LOG" | grep -m1 'fast path
 acked_us=$(log_us <<<"$push_line" || true)
 acked=n/a
 [[ -z "$push_line" ]] || acked="$(awk -v a="$t0_us" -v b="$acked_us" 'BEGIN { d = b - a; if (d < 0) d += 86400e6; printf "%.0f", d / 1000 }') ms"
+# The line is logged after the digests of the new tables, which the plugin
+# computes once every block is acknowledged: their time comes off.
+digest_ms=$(sed -n 's/.*; digests after the push \([0-9.]*\) ms.*/\1/p' <<<"$push_line")
+if [[ -n "$digest_ms" && "$acked" != n/a ]]; then
+  acked="$(awk -v a="${acked% ms}" -v d="$digest_ms" 'BEGIN { printf "%.0f", a - d }') ms"
+fi
 # CA columns pushed first: when they were acknowledged (push end - push + CA).
 if [[ "$push_line" == *"the CA columns first, acknowledged "* && "$acked" != n/a ]]; then
   push_ms=$(sed -n 's/.* push \([0-9.]*\) ms (lock.*/\1/p' <<<"$push_line")
