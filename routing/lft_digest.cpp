@@ -10,12 +10,25 @@
 
 namespace railyard::routing {
 
-uint64_t switch_lft_digest(Guid switch_guid, std::span<const uint8_t> entries) {
+namespace {
+
+// A switch's digest up to its entries: the GUID and the entries' count
+// (trailing "no path" left out, returned in *used), as the header defines.
+Fnv1a64 switch_digest_head(Guid switch_guid, std::span<const uint8_t> entries, size_t* used) {
   size_t n = entries.size();
   while (n > 0 && entries[n - 1] == ForwardingTables::kNoPath) --n;
   Fnv1a64 f;
   f.word(switch_guid.value);
   f.word(n);
+  *used = n;
+  return f;
+}
+
+}  // namespace
+
+uint64_t switch_lft_digest(Guid switch_guid, std::span<const uint8_t> entries) {
+  size_t n = 0;
+  Fnv1a64 f = switch_digest_head(switch_guid, entries, &n);
   f.bytes(entries.first(n));
   return f.h;
 }
@@ -46,10 +59,7 @@ void switch_digests_interleaved(const std::array<Guid, kLanes>& guids,
   std::array<size_t, kLanes> n{};
   size_t common = SIZE_MAX;
   for (size_t j = 0; j < count; ++j) {
-    n[j] = rows[j].size();
-    while (n[j] > 0 && rows[j][n[j] - 1] == ForwardingTables::kNoPath) --n[j];
-    f[j].word(guids[j].value);
-    f[j].word(n[j]);
+    f[j] = switch_digest_head(guids[j], rows[j], &n[j]);
     common = std::min(common, n[j]);
   }
   if (count == kLanes) {

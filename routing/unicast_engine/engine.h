@@ -22,7 +22,6 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <span>
 #include <tuple>
 #include <utility>
 #include <vector>
