@@ -171,7 +171,7 @@ class Engine {
   void chain_digits(uint32_t t, uint32_t slot);
   void subtract_old_columns();
   void sort_by_distance(uint32_t t);
-  void subtract_column(uint32_t t, const uint8_t* column, size_t stride, const std::vector<uint32_t>& sources);
+  void subtract_column(uint32_t t, const uint8_t* column, size_t stride);
   uint32_t old_dist(uint32_t s) const { return old_distance_[s] & 0xFFFF; }  // SwitchState::val, as packed
   void reuse_deferred(Lid lid, uint32_t t, uint32_t slot);
 
@@ -342,6 +342,7 @@ class Engine {
   // Leaves (with CAs, rank 0) by ring, their ring neighbours, and per
   // (source leaf, destination leaf) the up slots their extra flows took.
   uint32_t num_leaves_ = 0;
+  std::vector<uint32_t> ring_leaves_;  // the leaves (ranked 0, with CAs) in ring order
   std::vector<uint32_t> leaf_id_, ring_prev_, ring_next_;
   std::vector<uint64_t> extras_;
   uint64_t& extra(uint32_t a, uint32_t b) { return extras_[static_cast<size_t>(a) * num_leaves_ + b]; }

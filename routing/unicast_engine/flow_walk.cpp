@@ -77,7 +77,8 @@ void Engine::setup_flows(const RoutingOptions& options) {
   // Leaves in ring order (rail, then leaf order; ties by GUID) and their
   // ring neighbours: a rail-aligned shift sends from a leaf to one leaf of
   // its ring and the next, and a leaf receives from one and the previous.
-  std::vector<uint32_t> leaves;
+  std::vector<uint32_t>& leaves = ring_leaves_;
+  leaves.clear();
   for (uint32_t s = 0; s < n; ++s) {
     if (rk_.rank[s] == 0 && ca_begin_[s] != ca_begin_[s + 1]) leaves.push_back(s);
   }

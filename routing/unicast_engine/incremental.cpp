@@ -256,10 +256,6 @@ void Engine::subtract_old_columns() {
   const std::vector<std::pair<Lid, uint32_t>>& all = old_columns_to_subtract_;
   if (all.empty()) return;
   old_load_.assign(static_cast<size_t>(n) * 256, 0);
-  std::vector<uint32_t> sources;  // switches ranked 0 with CAs: phase A's sources
-  for (uint32_t x = 0; x < n; ++x) {
-    if (rk_.rank[x] == 0 && ca_begin_[x + 1] != ca_begin_[x]) sources.push_back(x);
-  }
   carried_.assign(n, 0);
   // In chunks, so that the gathered columns stay a few MB.
   constexpr size_t kGather = 2048;
@@ -287,7 +283,7 @@ void Engine::subtract_old_columns() {
       const uint32_t t = all[first + j].second;
       if (t != sorted_for) sort_by_distance(t);
       sorted_for = t;
-      subtract_column(t, old_columns_.data() + j, k, sources);
+      subtract_column(t, old_columns_.data() + j, k);
     }
   }
 }
@@ -319,8 +315,9 @@ void Engine::sort_by_distance(uint32_t t) {
 // phase A column goes one step nearer t (its next switch's distance, in the
 // modes the route before had, is one less), so the flows are summed switch
 // by switch from the farthest in, in one pass.
-void Engine::subtract_column(uint32_t t, const uint8_t* column, size_t stride, const std::vector<uint32_t>& sources) {
-  for (uint32_t x : sources) carried_[x] = x == t ? 0 : ca_begin_[x + 1] - ca_begin_[x];
+void Engine::subtract_column(uint32_t t, const uint8_t* column, size_t stride) {
+  // Phase A's sources: every leaf but t, with its CAs' flows.
+  for (uint32_t x : ring_leaves_) carried_[x] = x == t ? 0 : ca_begin_[x + 1] - ca_begin_[x];
   for (uint32_t y : by_distance_) {
     const uint32_t f = carried_[y];
     carried_[y] = 0;
