@@ -17,6 +17,9 @@ PACKAGES=(
   # Prometheus server (~96 MB installed, with small JS libraries); its service is
   # never started by railyard (nor here: policy-rc.d below).
   prometheus
+  # High availability (docs/ha.md): etcd is the replicated log and the
+  # election of railyardd's members; etcdctl for tests and operators.
+  etcd-server etcd-client
 )
 
 missing=()
