@@ -1,16 +1,24 @@
 #include "controller/store.h"
 
+#include "controller/sqlite_stmt.h"
+#include "controller/store_ops.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <iterator>
+#include <utility>
 #include <memory>
 
 namespace railyard::controller {
 
 namespace {
+
+using sql::Stmt;
+using sql::exec;
 
 // The schema as each version left it: kMigrations[i] takes a database from
 // version i to i + 1. Version 0 is an empty file, or one made before the
@@ -52,78 +60,15 @@ CREATE INDEX IF NOT EXISTS events_time ON events(time);
 CREATE INDEX IF NOT EXISTS audit_time ON audit(time);
 CREATE INDEX IF NOT EXISTS reroutes_status ON reroutes(status);
 )sql",
+    // 2 -> 3: replication (docs/ha.md): the last log entry applied, and the
+    // mutations' Idempotency-Keys.
+    R"sql(
+CREATE TABLE IF NOT EXISTS replication (id INTEGER PRIMARY KEY CHECK (id = 1), applied_seq INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS idempotency (
+  key TEXT PRIMARY KEY, request TEXT NOT NULL, time REAL NOT NULL, result TEXT NOT NULL);
+)sql",
 };
 static_assert(std::size(kMigrations) == kSchemaVersion);
-
-// One prepared statement, finalized on scope exit; bind/column helpers throw
-// StoreError with SQLite's message.
-class Stmt {
- public:
-  Stmt(sqlite3* db, const char* sql) : db_(db) {
-    if (sqlite3_prepare_v2(db, sql, -1, &s_, nullptr) != SQLITE_OK) throw StoreError(sqlite3_errmsg(db));
-  }
-  ~Stmt() { sqlite3_finalize(s_); }
-  Stmt(const Stmt&) = delete;
-  Stmt& operator=(const Stmt&) = delete;
-
-  Stmt& bind(int i, const std::string& v) {
-    check(sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
-    return *this;
-  }
-  Stmt& bind(int i, int64_t v) {
-    check(sqlite3_bind_int64(s_, i, v));
-    return *this;
-  }
-  Stmt& bind(int i, double v) {
-    check(sqlite3_bind_double(s_, i, v));
-    return *this;
-  }
-  Stmt& bind(int i, const std::optional<double>& v) {
-    check(v ? sqlite3_bind_double(s_, i, *v) : sqlite3_bind_null(s_, i));
-    return *this;
-  }
-  Stmt& bind_text_or_null(int i, const std::string& v) {
-    if (v.empty()) {
-      check(sqlite3_bind_null(s_, i));
-      return *this;
-    }
-    return bind(i, v);
-  }
-  // True while there is a row.
-  bool step() {
-    const int rc = sqlite3_step(s_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    throw StoreError(sqlite3_errmsg(db_));
-  }
-  std::string text(int c) const {
-    const auto* p = sqlite3_column_text(s_, c);
-    return p ? std::string(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(s_, c)))
-             : std::string();
-  }
-  int64_t integer(int c) const { return sqlite3_column_int64(s_, c); }
-  double real(int c) const { return sqlite3_column_double(s_, c); }
-  std::optional<double> opt_real(int c) const {
-    if (sqlite3_column_type(s_, c) == SQLITE_NULL) return std::nullopt;
-    return sqlite3_column_double(s_, c);
-  }
-
- private:
-  void check(int rc) {
-    if (rc != SQLITE_OK) throw StoreError(sqlite3_errmsg(db_));
-  }
-  sqlite3* db_;
-  sqlite3_stmt* s_ = nullptr;
-};
-
-void exec(sqlite3* db, const char* sql) {
-  char* err = nullptr;
-  if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string message = err ? err : "unknown error";
-    sqlite3_free(err);
-    throw StoreError(message);
-  }
-}
 
 // A state column's word as its enum (states.h); another word is a StoreError
 // naming where it was found.
@@ -182,7 +127,63 @@ EventRecord read_event(const Stmt& s) {
                      s.text(4), s.text(5)};
 }
 
+// The Idempotency-Key of the mutation this thread carries out (IdempotencyScope).
+thread_local std::optional<IdempotencyRecord> t_idempotency;
+
+// What a transaction's ops made, for its idempotency record.
+std::string made_by(const std::vector<StoreOp>& ops) {
+  for (const StoreOp& op : ops) {
+    if (const auto* x = std::get_if<OpAddDrain>(&op)) return "drain " + std::to_string(x->drain.id);
+    if (const auto* x = std::get_if<OpRemoveDrain>(&op)) return "undrain " + std::to_string(x->id);
+    if (const auto* x = std::get_if<OpPutJob>(&op)) return "job " + x->job.id;
+    if (const auto* x = std::get_if<OpPutReroute>(&op)) return "reroute " + x->reroute.id;
+    if (const auto* x = std::get_if<OpAddEvent>(&op)) return "event " + std::to_string(x->event.id);
+  }
+  return "done";
+}
+
 }  // namespace
+
+struct Store::Pending {
+  std::vector<StoreOp> ops;
+  int64_t shipped = 0;  // the log entry this transaction is, once shipped
+};
+
+Store::Store(sqlite3* db, std::string path) : db_(db), path_(std::move(path)), pending_(std::make_unique<Pending>()) {}
+
+Store::IdempotencyScope::IdempotencyScope(std::string key, std::string request) {
+  t_idempotency = IdempotencyRecord{std::move(key), std::move(request), 0, {}};
+}
+
+Store::IdempotencyScope::~IdempotencyScope() { t_idempotency.reset(); }
+
+template <class Op>
+void Store::record(Op op) {
+  if (transaction_depth_ > 0 && !local_) pending_->ops.emplace_back(std::move(op));
+}
+
+void Store::ship_pending() {
+  std::vector<StoreOp>& ops = pending_->ops;
+  if (ops.empty()) return;
+  if (t_idempotency && t_idempotency->time == 0) {
+    IdempotencyRecord r = *t_idempotency;
+    r.time = ops.empty() ? 0 : std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    r.result = made_by(ops);
+    // A second request with the key that raced the first fails here (the
+    // key is unique), its change rolled back: one change per key.
+    Stmt s(db_, "INSERT INTO idempotency (key, request, time, result) VALUES (?, ?, ?, ?)");
+    s.bind(1, r.key).bind(2, r.request).bind(3, r.time).bind(4, r.result);
+    s.step();
+    ops.push_back(OpIdempotency{r});
+    t_idempotency->time = r.time;  // consumed: the thread's later transactions are its own
+  }
+  if (journal_ == nullptr) return;
+  const int64_t seq = journal_->ship(encode_batch(ops));
+  pending_->shipped = seq;
+  Stmt s(db_, "INSERT OR REPLACE INTO replication (id, applied_seq) VALUES (1, ?)");
+  s.bind(1, seq);
+  s.step();
+}
 
 Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
   struct stat st {};
@@ -224,6 +225,9 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path) {
       exec(db, ("PRAGMA user_version = " + std::to_string(version + 1)).c_str());
       txn.commit();
     }
+    Stmt s(db, "SELECT COALESCE(MAX(applied_seq), 0) FROM replication");
+    s.step();
+    store->applied_seq_ = s.integer(0);
   } catch (const StoreError& e) {
     return Error{path + ": cannot prepare the database: " + e.what()};
   }
@@ -234,6 +238,19 @@ Store::~Store() { sqlite3_close(db_); }
 
 template <class F>
 auto Store::write(F&& f) -> decltype(f()) {
+  // Replicated, a write outside a transaction is one of its own: its entry
+  // is shipped before it is committed.
+  if (journal_ != nullptr && transaction_depth_ == 0 && !local_) {
+    Transaction txn(*this);
+    if constexpr (std::is_void_v<decltype(f())>) {
+      f();
+      txn.commit();
+    } else {
+      auto result = f();
+      txn.commit();
+      return result;
+    }
+  }
   try {
     if constexpr (std::is_void_v<decltype(f())>) {
       f();
@@ -269,6 +286,7 @@ Store::Transaction::Transaction(Store& store) : store_(store), lock_(store.mu_) 
 Store::Transaction::~Transaction() {
   if (done_) return;
   --store_.transaction_depth_;
+  store_.pending_->ops.clear();
   // SQLite may have rolled back by itself (disk full): the error of a
   // rollback with no transaction open says nothing new.
   sqlite3_exec(store_.db_, "ROLLBACK", nullptr, nullptr, nullptr);
@@ -278,7 +296,20 @@ void Store::Transaction::commit() {
   done_ = true;
   --store_.transaction_depth_;
   try {
+    // The log entry first (replicated): refused, nothing is committed. Its
+    // failure says nothing of the disk (writable() stays as it was).
+    store_.ship_pending();
+  } catch (const StoreError&) {
+    store_.pending_->ops.clear();
+    store_.pending_->shipped = 0;
+    sqlite3_exec(store_.db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+  store_.pending_->ops.clear();
+  const int64_t shipped = std::exchange(store_.pending_->shipped, 0);
+  try {
     exec(store_.db_, "COMMIT");
+    if (shipped != 0) store_.applied_seq_ = shipped;
     store_.writable_ = true;
   } catch (const StoreError& e) {
     store_.note_write_failure(e.what());
@@ -325,6 +356,9 @@ Pruned Store::prune(double now, double events_max_age_s, uint64_t events_max_cou
     };
     out.events = by_age("events", events_max_age_s) + by_count("events", events_max_count);
     out.audit = by_age("audit", audit_max_age_s) + by_count("audit", audit_max_count);
+    if (out.events + out.audit > 0) {
+      record(OpPrune{now, events_max_age_s, events_max_count, audit_max_age_s, audit_max_count});
+    }
   });
   txn.commit();
   return out;
@@ -339,6 +373,7 @@ void Store::finish_reroute(const std::string& id, RerouteStatus status, double a
     s.bind(1, std::string(to_string(status))).bind(2, at).bind(3, detail);
     s.bind(4, static_cast<int64_t>(status == RerouteStatus::kApplied ? 1 : 0)).bind(5, at).bind(6, id);
     s.step();
+    if (sqlite3_changes(db_) > 0) record(OpFinishReroute{id, status, at, detail});
   });
 }
 
@@ -364,6 +399,14 @@ bool Store::probe_write() {
     return false;
   }
   try {
+    // The heartbeat is this member's own: never replicated.
+    const bool was_local = local_;
+    local_ = true;
+    struct Restore {
+      bool& flag;
+      bool value;
+      ~Restore() { flag = value; }
+    } restore{local_, was_local};
     write([&] {
       Stmt s(db_, "INSERT OR REPLACE INTO heartbeat (id, time) VALUES (1, julianday('now'))");
       s.step();
@@ -384,6 +427,7 @@ DrainRecord Store::add_drain(DrainRecord d) {
     s.bind(5, d.created_by).bind(6, d.created_at).bind(7, d.expires_at);
     s.step();
     d.id = sqlite3_last_insert_rowid(db_);
+    record(OpAddDrain{d});
     return d;
   });
 }
@@ -394,7 +438,9 @@ bool Store::remove_drain(int64_t id, const std::string& by, double now) {
     Stmt s(db_, "UPDATE drains SET removed_at = ?, removed_by = ? WHERE id = ? AND removed_at IS NULL");
     s.bind(1, now).bind(2, by).bind(3, id);
     s.step();
-    return sqlite3_changes(db_) > 0;
+    const bool removed = sqlite3_changes(db_) > 0;
+    if (removed) record(OpRemoveDrain{id, by, now});
+    return removed;
   });
 }
 
@@ -433,6 +479,7 @@ Store::Added Store::add_event(EventRecord e) {
     s.bind_text_or_null(4, e.external_id).bind(5, e.body);
     s.step();
     e.id = sqlite3_last_insert_rowid(db_);
+    record(OpAddEvent{e});
     return {std::move(e), true};
   });
 }
@@ -469,6 +516,7 @@ void Store::add_link_state(const LinkStateRecord& r) {
     s.bind(1, r.link).bind(2, std::string(to_string(r.state))).bind(3, r.time);
     s.bind(4, std::string(to_string(r.source))).bind(5, r.reason);
     s.step();
+    record(OpAddLinkState{sqlite3_last_insert_rowid(db_), r});
   });
 }
 
@@ -492,6 +540,9 @@ void Store::add_audit(const AuditRecord& r) {
     s.bind(1, r.time).bind(2, r.actor).bind(3, r.role).bind(4, r.action).bind(5, r.request);
     s.bind(6, static_cast<int64_t>(r.status)).bind(7, r.result);
     s.step();
+    AuditRecord with_id = r;
+    with_id.id = sqlite3_last_insert_rowid(db_);
+    record(OpAddAudit{std::move(with_id)});
   });
 }
 
@@ -518,6 +569,7 @@ void Store::put_job(const JobRecord& r) {
     s.bind(5, r.detail).bind(6, r.created_by);
     s.bind(7, r.created_at).bind(8, r.updated_at).bind(9, r.version);
     s.step();
+    record(OpPutJob{r});
   });
 }
 
@@ -549,6 +601,7 @@ void Store::put_reroute(const RerouteRecord& r) {
     s.bind(5, std::string(to_string(r.status)));
     s.bind(6, r.finished_at).bind(7, r.latency_ms).bind(8, r.detail);
     s.step();
+    record(OpPutReroute{r});
   });
 }
 

@@ -100,8 +100,18 @@ struct JobRecord {
   int64_t version = 1;   // +1 whenever its trees are recomputed
 };
 
+// A mutation's Idempotency-Key (api/: the request header): the first request
+// with the key made `result` ("drain 12"); a retry with it is answered from
+// this record, whichever member it reaches, and changes nothing.
+struct IdempotencyRecord {
+  std::string key;
+  std::string request;  // "POST /api/v1/drains" and the caller: a key reused for another request is refused
+  double time = 0;
+  std::string result;   // what the first request made: "drain 12", "undrain 12", "reroute R", "event 7", "job J"
+};
+
 // The schema version this build writes (store.cpp lists the migrations).
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 // What prune() removed.
 struct Pruned {
@@ -111,6 +121,29 @@ struct Pruned {
 
 class Store {
  public:
+  // Replication (controller/replication.h, docs/ha.md): with a journal set,
+  // every transaction's writes (and every write outside one, made a
+  // transaction of its own) are encoded as ops (store_ops.h) and shipped,
+  // before the SQLite COMMIT, as one entry of the replicated log. ship()
+  // returns the entry's sequence number (stored as applied_seq in the same
+  // transaction) or throws StoreError (not the leader, etcd has no quorum):
+  // then nothing is committed. No journal: single-node, as always.
+  class Journal {
+   public:
+    virtual ~Journal() = default;
+    virtual int64_t ship(const std::string& batch) = 0;
+  };
+  // While one is alive on a thread, the next transaction with writes that
+  // thread commits also records `key` (IdempotencyRecord) in it, with what
+  // it made: so a retry finds the key exactly when the change is durable.
+  class IdempotencyScope {
+   public:
+    IdempotencyScope(std::string key, std::string request);
+    ~IdempotencyScope();
+    IdempotencyScope(const IdempotencyScope&) = delete;
+    IdempotencyScope& operator=(const IdempotencyScope&) = delete;
+  };
+
   // Opens (creating, mode 0600) the database and its schema. An existing file
   // of zero bytes is refused: it is not a railyard database, and starting on
   // it would silently forget every drain.
@@ -183,6 +216,17 @@ class Store {
                uint64_t audit_max_count);
   int schema_version() const;
 
+  // Replication. Set before use (null: single-node).
+  void set_journal(Journal* journal);
+  // The last log entry this database holds (0: none).
+  int64_t applied_seq() const;
+  // A follower applies log entry `seq` (an encoded batch) in one transaction
+  // that also stores applied_seq: entries up to applied_seq() are skipped, a
+  // gap or an entry that does not decode or apply is a StoreError (nothing
+  // of it applied).
+  void apply_entry(int64_t seq, const std::string& batch);
+  std::optional<IdempotencyRecord> idempotency(const std::string& key) const;
+
   void put_reroute(const RerouteRecord& rec);  // insert or replace
   // pending | queued -> `status` (applied: latency from requested_at to `at`).
   void finish_reroute(const std::string& id, RerouteStatus status, double at, const std::string& detail);
@@ -192,17 +236,27 @@ class Store {
   std::optional<RerouteRecord> reroute(const std::string& id) const;
 
  private:
-  Store(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  Store(sqlite3* db, std::string path);
   // Runs one write (mu_ held); records its failure for writable(). Outside a
   // transaction a write that returned is durable, so it also records success.
   template <class F>
   auto write(F&& f) -> decltype(f());
   void note_write_failure(const std::string& message);
+  // Replication (store_replication.cpp): a write's op kept for the
+  // transaction's entry; the idempotency record and the shipping at commit.
+  struct Pending;
+  template <class Op>
+  void record(Op op);
+  void ship_pending();  // mu_ held, in the transaction, before COMMIT
 
   sqlite3* db_;
   std::string path_;
   mutable std::recursive_mutex mu_;
   int transaction_depth_ = 0;  // under mu_
+  Journal* journal_ = nullptr;
+  std::atomic<int64_t> applied_seq_{0};  // as committed: read by every API reply (no lock)
+  bool local_ = false;         // under mu_: writes not journaled (heartbeat, applying an entry)
+  std::unique_ptr<Pending> pending_;  // under mu_: this transaction's ops
   // Read by /health without mu_ (a transaction holds it across its fsync).
   std::atomic<bool> writable_{true};
   mutable std::mutex error_mu_;
