@@ -205,10 +205,77 @@ struct Loader {
     }
   }
 
+  // "http://host:port" with a host and a port 1..65535, nothing after.
+  static bool http_host_port(const std::string& url) {
+    constexpr std::string_view kScheme = "http://";
+    if (url.rfind(kScheme, 0) != 0) return false;
+    std::string rest = url.substr(kScheme.size());
+    if (!rest.empty() && rest.back() == '/') rest.pop_back();
+    const size_t colon = rest.rfind(':');
+    if (colon == std::string::npos || colon == 0 || rest.find('/') != std::string::npos) return false;
+    const std::string port = rest.substr(colon + 1);
+    if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) return false;
+    const unsigned long n = std::stoul(port);
+    return n >= 1 && n <= 65535;
+  }
+
+  void ha(const yaml::Value& v) {
+    const yaml::Map m =
+        v.map({"etcd", "member", "advertise_api", "advertise_plugin", "lease_ttl_s", "prefix", "etcd_timeout_ms"});
+    HaConfig h;
+    const yaml::Value* etcd = m.find("etcd");
+    if (etcd == nullptr) v.fail("ha needs etcd: the etcd members' client URLs (a list of http://host:port)");
+    if (!etcd->is_list()) etcd->fail("ha.etcd must be a list of http://host:port, got " + etcd->type_name());
+    std::set<std::string> seen;
+    for (const yaml::Value& url : etcd->items()) {
+      std::string u = url.string();
+      if (!http_host_port(u)) {
+        url.fail("ha.etcd: '" + u + "' is not http://host:port (https is not supported: keep etcd's client "
+                 "port on a management network)");
+      }
+      if (!seen.insert(u).second) url.fail("ha.etcd: '" + u + "' is repeated");
+      h.etcd.push_back(std::move(u));
+    }
+    if (h.etcd.empty()) etcd->fail("ha.etcd must name at least one etcd member");
+    const yaml::Value* member = m.find("member");
+    if (member == nullptr) v.fail("ha needs member: this railyardd's name among the three");
+    h.member = member->string();
+    if (h.member.empty() || h.member.size() > 64 ||
+        h.member.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
+            std::string::npos) {
+      member->fail("ha.member must be 1 to 64 of A-Z a-z 0-9 . _ - (got '" + h.member + "')");
+    }
+    const yaml::Value* api = m.find("advertise_api");
+    if (api == nullptr) v.fail("ha needs advertise_api: the http://host:port the others name as leader to clients");
+    h.advertise_api = api->string();
+    if (!http_host_port(h.advertise_api)) {
+      api->fail("ha.advertise_api must be http://host:port (got '" + h.advertise_api + "')");
+    }
+    if (const yaml::Value* plugin = m.find("advertise_plugin")) {
+      h.advertise_plugin = plugin->string();
+      if (h.advertise_plugin.rfind("unix:", 0) != 0 && h.advertise_plugin.rfind("tls://", 0) != 0) {
+        plugin->fail("ha.advertise_plugin must be unix:/path or tls://host:port (got '" + h.advertise_plugin + "')");
+      }
+    }
+    if (const yaml::Value* ttl = m.find("lease_ttl_s")) {
+      h.lease_ttl_s = static_cast<uint32_t>(ttl->unsigned_in(2, 60, "lease_ttl_s"));
+    }
+    if (const yaml::Value* t = m.find("etcd_timeout_ms")) {
+      h.etcd_timeout_ms = static_cast<uint32_t>(t->unsigned_in(100, 30000, "etcd_timeout_ms"));
+    }
+    if (const yaml::Value* prefix = m.find("prefix")) {
+      h.prefix = prefix->string();
+      if (h.prefix.size() < 2 || h.prefix.front() != '/' || h.prefix.back() != '/') {
+        prefix->fail("ha.prefix must start and end with '/' (got '" + h.prefix + "')");
+      }
+    }
+    cfg.ha = std::move(h);
+  }
+
   void load(const yaml::Value& root) {
     if (root.is_null()) root.fail("empty config: fabric is required");
     const yaml::Map m = root.map({"listen", "tokens", "database", "fabric", "policy", "limits", "slurm", "isolation",
-                                  "retention", "telemetry", "log_level"});
+                                  "retention", "telemetry", "log_level", "ha"});
     if (const yaml::Value* v = m.find("listen")) listen(*v);
     if (const yaml::Value* v = m.find("tokens")) tokens(*v);
     const yaml::Value* database = m.find("database");
@@ -225,6 +292,7 @@ struct Loader {
     if (const yaml::Value* v = m.find("isolation")) isolation(*v);
     if (const yaml::Value* v = m.find("retention")) retention(*v);
     if (const yaml::Value* v = m.find("telemetry")) telemetry(*v);
+    if (const yaml::Value* v = m.find("ha")) ha(*v);
     if (const yaml::Value* v = m.find("log_level")) {
       cfg.log_level = v->one_of({"trace", "debug", "info", "warn", "error"});
     }

@@ -52,6 +52,14 @@
 //     error_burst: 10               # errors in one sample that make a burst
 //     max_ports: 262144             # ports followed (memory bound)
 //   log_level: info                 # trace | debug | info | warn | error
+//   ha:                             # three railyardd, one leader (docs/ha.md); absent: single-node
+//     etcd: [http://10.0.0.1:2379, http://10.0.0.2:2379, http://10.0.0.3:2379]
+//     member: mgmt1                 # this member's name (unique; [A-Za-z0-9._-], up to 64)
+//     advertise_api: http://10.0.0.1:8640   # what the others name as leader to REST clients
+//     advertise_plugin: tls://10.0.0.1:8641 # what they tell plugins (optional)
+//     lease_ttl_s: 3                # the leader's lease: a dead leader is replaced within it (2..60)
+//     prefix: /railyard/            # etcd keys (one fabric per prefix)
+//     etcd_timeout_ms: 1000         # one etcd request to one member (100..30000)
 //
 // Relative paths are taken from the config file's folder. Unknown and
 // duplicate keys, wrong types (a quoted number among them), out-of-range
@@ -60,6 +68,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -80,6 +89,17 @@ struct TokenEntry {
 };
 
 enum class FabricSource : uint8_t { kOffline, kLive };
+
+// High availability (controller/replication.h): set when the config has `ha:`.
+struct HaConfig {
+  std::vector<std::string> etcd;  // http://host:port each
+  std::string member;
+  std::string advertise_api;     // http://host:port
+  std::string advertise_plugin;  // unix:/path or tls://host:port (plugin link); may be empty
+  uint32_t lease_ttl_s = 3;
+  std::string prefix = "/railyard/";
+  uint32_t etcd_timeout_ms = 1000;
+};
 
 struct ControllerConfig {
   std::string source;  // the config file
@@ -114,6 +134,7 @@ struct ControllerConfig {
   uint64_t audit_max_count = 1'000'000;
   TelemetryConfig telemetry;
   std::string log_level = "info";
+  std::optional<HaConfig> ha;  // none: single-node (the default)
 };
 
 // Pure: parses `text`; `source_name` labels errors and anchors relative paths.
