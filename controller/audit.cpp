@@ -7,6 +7,8 @@
 namespace railyard::controller {
 
 void Controller::audit_refused(const Actor& actor, int reply_code, const std::string& result) {
+  // A member that is not the leader writes nothing (its refusals name the leader).
+  if (write_refusal()) return;
   std::lock_guard lock(audit_mu_);
   const double now = steady_now();
   while (!refused_audit_times_.empty() && now - refused_audit_times_.front() >= 60.0) refused_audit_times_.pop_front();

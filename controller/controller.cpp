@@ -62,8 +62,9 @@ Status Controller::start() {
     k_.base_policy = std::move(*policy);
   }
   std::scoped_lock lock(route_mu_, strand_);
+  const bool writes = !write_refusal();
   try {
-    apply_retention(steady_now());
+    if (writes) apply_retention(steady_now());
     state_.drains = store_->active_drains();
     state_.link_states = store_->current_link_states();
   } catch (const StoreError& e) {
@@ -98,11 +99,75 @@ Status Controller::start() {
   // file names every stored drain (nothing to resolve them against yet).
   if (Status s = write_policy_file(policy_in_force()); !s) return s;
   try {
-    reconcile_requests();
+    if (writes) reconcile_requests();
   } catch (const StoreError& e) {
     return Error{k_.config.database + ": reconciling reroute requests: " + e.what()};
   }
   publish();
+  return {};
+}
+
+void Controller::set_write_gate(WriteGate gate) { write_gate_ = std::move(gate); }
+
+std::optional<std::string> Controller::write_refusal() const {
+  return write_gate_ ? write_gate_() : std::nullopt;
+}
+
+Status Controller::follow_store(bool leading) {
+  std::scoped_lock lock(route_mu_, strand_);
+  std::vector<DrainRecord> drains;
+  std::vector<LinkStateRecord> link_states;
+  try {
+    drains = store_->active_drains();
+    link_states = store_->current_link_states();
+  } catch (const StoreError& e) {
+    return Error{k_.config.database + ": " + e.what()};
+  }
+  auto same_drains = [](const std::vector<DrainRecord>& a, const std::vector<DrainRecord>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i].id != b[i].id || a[i].expires_at != b[i].expires_at) return false;
+    }
+    return true;
+  };
+  auto same_states = [](const std::vector<LinkStateRecord>& a, const std::vector<LinkStateRecord>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i].link != b[i].link || a[i].state != b[i].state) return false;
+    }
+    return true;
+  };
+  const bool changed = !same_drains(drains, state_.drains) || !same_states(link_states, state_.link_states);
+  if (changed) {
+    state_.drains = std::move(drains);
+    state_.link_states = std::move(link_states);
+    ++state_.version;
+    if (k_.offline() && k_.offline_fabric) {
+      RoutingJob job;
+      job.fabric = k_.offline_fabric;
+      job.down = down_links(state_.link_states);
+      job.policy = effective_policy(k_, state_.drains, state_.link_states, k_.offline_fabric.get());
+      job.origin = "replicated " + k_.config.topology_file;
+      job.view_version = state_.next_view_version;
+      job.at_version = state_.version;
+      job.base = state_.view;
+      job.diff = false;
+      Routed routed;
+      routing_worker_.run([&] { routed = run_routing(job); });
+      if (!routed.view) return Error{k_.config.topology_file + ": " + routed.error};
+      state_.view = adopt_view(state_, routed);
+      sharp_follow_view();
+    }
+    (void)write_policy_file(policy_in_force());
+  }
+  if (leading) {
+    try {
+      reconcile_requests();
+    } catch (const StoreError& e) {
+      return Error{k_.config.database + ": reconciling reroute requests: " + e.what()};
+    }
+  }
+  if (changed) publish();
   return {};
 }
 
@@ -183,22 +248,33 @@ Reply Controller::run(Command command, bool routes) {
 }
 
 DrainOutcome Controller::drain(const DrainRequest& request, const Actor& actor, bool dry_run, bool force) {
+  if (std::optional<std::string> why = write_refusal(); why && !dry_run) {
+    return refused<DrainOutcome>(Failure::unavailable(*why));
+  }
   return reply_as<DrainOutcome>(run(DrainCommand{request, actor, dry_run, force}, true));
 }
 
 DrainOutcome Controller::undrain(int64_t id, const Actor& actor, bool dry_run) {
+  if (std::optional<std::string> why = write_refusal(); why && !dry_run) {
+    return refused<DrainOutcome>(Failure::unavailable(*why));
+  }
   return reply_as<DrainOutcome>(run(UndrainCommand{id, actor, dry_run}, true));
 }
 
 RerouteOutcome Controller::reroute(const Actor& actor, const std::string& reason) {
+  if (std::optional<std::string> why = write_refusal()) return refused<RerouteOutcome>(Failure::unavailable(*why));
   return reply_as<RerouteOutcome>(run(RerouteCommand{actor, reason}, true));
 }
 
 LinkEventOutcome Controller::link_event(const LinkEventRequest& request, const Actor& actor, bool force) {
+  if (std::optional<std::string> why = write_refusal()) return refused<LinkEventOutcome>(Failure::unavailable(*why));
   return reply_as<LinkEventOutcome>(run(LinkEventCommand{request, actor, force, std::nullopt}, true));
 }
 
 void Controller::on_plugin_line(const std::string& line) {
+  // Plugin events are the leader's to record (a follower's plugin link should
+  // not be connected at all: it tells plugins where the leader is).
+  if (write_refusal()) return;
   PluginEventCommand event = read_plugin_line(line);
   std::optional<SnapshotCommand> snapshot;
   std::optional<protocol::EventBody> body;
@@ -236,6 +312,8 @@ void Controller::on_plugin_connection(bool connected) {
 }
 
 void Controller::tick(double now) {
+  // Expiries and retention are the leader's: a follower gets them from the log.
+  if (write_refusal()) return;
   std::vector<int64_t> expired;
   {
     std::lock_guard lock(strand_);

@@ -90,6 +90,22 @@ class Controller {
   Status start();
   void set_plugin_sender(PluginSender sender);
 
+  // High availability (controller/replication.h, docs/ha.md). The gate says
+  // whether this member may write now: nullopt when it may (the leader, or
+  // single-node: no gate), else why not ("not the leader: ..."). A member
+  // that may not write refuses mutations (kUnavailable, the reason), and
+  // makes no writes of its own: no timer expiries, retention, plugin events,
+  // reconcile or refused-request audits. Set before start().
+  using WriteGate = std::function<std::optional<std::string>()>;
+  void set_write_gate(WriteGate gate);
+  std::optional<std::string> write_refusal() const;
+  // The store changed underneath (a follower applied the leader's log, or
+  // this member is about to lead): drains and link states read again, the
+  // offline fabric routed again when they changed, the policy file written,
+  // the view published. `leading`: also reconcile the unfinished reroute
+  // requests, as at start (the gate must allow writes by then).
+  Status follow_store(bool leading);
+
   // Readers: never wait for a mutation (the published snapshot).
   std::shared_ptr<const FabricView> view() const;
   // The active drains, as published with the view.
@@ -246,6 +262,8 @@ class Controller {
   uint64_t audits_suppressed_pending_ = 0;  // left out since the last summary record
   std::atomic<uint64_t> audits_suppressed_{0};
   std::atomic<uint64_t> audits_failed_{0};
+
+  WriteGate write_gate_;  // set before start(); null: single-node
 
   Telemetry telemetry_;  // its own lock: fed by the plugin's counters, read by the API
 

@@ -146,6 +146,7 @@ void Controller::carry_out(Decision& d, const Clock& clock) {
 }
 
 void Controller::record_event(Reporter source, const std::string& type, const nlohmann::json& body) {
+  if (write_refusal()) return;
   try {
     store_->add_event(event_record(source, type, body, unix_now()));
   } catch (const StoreError&) {

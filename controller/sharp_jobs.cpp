@@ -173,6 +173,7 @@ std::optional<Failure> Controller::check_job_request(const JobRequest& request) 
 }
 
 JobOutcome Controller::create_job(const JobRequest& request, const Actor& actor) {
+  if (std::optional<std::string> why = write_refusal()) return refused<JobOutcome>(Failure::unavailable(*why));
   std::lock_guard lock(strand_);
   const std::shared_ptr<const FabricView>& view = state_.view;
   if (!view || !sharp_) return refused<JobOutcome>(Failure::unavailable("no fabric yet"));
@@ -213,6 +214,7 @@ JobOutcome Controller::create_job(const JobRequest& request, const Actor& actor)
 }
 
 JobOutcome Controller::delete_job(const std::string& id, const Actor& actor) {
+  if (std::optional<std::string> why = write_refusal()) return refused<JobOutcome>(Failure::unavailable(*why));
   std::lock_guard lock(strand_);
   std::optional<JobRecord> job = store_->job(id);
   if (!job || job->status == JobStatus::kDeleted) return refused<JobOutcome>(Failure::not_found("no job '" + id + "'"));
