@@ -95,10 +95,24 @@ HttpResponse Api::handle(const HttpRequest& req) {
     r = error_response(403, "'" + actor.name + "' has the role " + std::string(controller::to_string(actor.role)) +
                                 "; " + req.method + " " + std::string(e.pattern) + " needs " +
                                 std::string(controller::to_string(e.role)));
+  } else if (std::optional<HttpResponse> refusal = e.mutation ? not_leader_refusal(req) : std::nullopt) {
+    r = std::move(*refusal);
   } else {
     try {
       check_query(req, e);
-      r = (this->*e.handler)(call);
+      if (e.mutation && !req.idempotency_key.empty()) {
+        if (std::optional<HttpResponse> replay = idempotent_replay(call)) {
+          r = std::move(*replay);
+        } else {
+          // The key is recorded with the change, in its transaction (and
+          // its log entry): a retry finds it exactly when the change is durable.
+          controller::Store::IdempotencyScope scope(req.idempotency_key,
+                                                    req.method + " " + req.path + " by " + actor.name);
+          r = (this->*e.handler)(call);
+        }
+      } else {
+        r = (this->*e.handler)(call);
+      }
     } catch (const controller::Failure& f) {
       r = failure_response(f);
     } catch (const controller::StoreError& ex) {
@@ -122,6 +136,7 @@ HttpResponse Api::handle(const HttpRequest& req) {
       spdlog::warn("{} {}: documents not refreshed: {}", req.method, req.path, ex.what());
     }
   }
+  add_ha_headers(r);
   return r;
 }
 

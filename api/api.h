@@ -18,6 +18,7 @@
 #include "controller/background_worker.h"
 #include "controller/controller.h"
 #include "controller/rail_health.h"
+#include "controller/replication.h"
 
 
 namespace railyard::api {
@@ -79,6 +80,11 @@ class Api {
   controller::Controller& controller() { return c_; }
   // Automatic isolation (railyardd runs one); null: its endpoints answer 503.
   void set_isolation(controller::AutoIsolation* isolation) { isolation_ = isolation; }
+  // High availability (docs/ha.md); null: single-node. With it, every reply
+  // carries X-Railyard-View-Version (the log entry the answer reflects), a
+  // mutation reaching a member that is not the leader is answered 503
+  // naming the leader (X-Railyard-Leader: its URL), and /health says the role.
+  void set_replicator(controller::Replicator* replicator) { replicator_ = replicator; }
 
  private:
   controller::Actor authenticate(const std::string& authorization) const;
@@ -141,6 +147,13 @@ class Api {
 
   controller::Controller& c_;
   controller::AutoIsolation* isolation_ = nullptr;
+  controller::Replicator* replicator_ = nullptr;
+  // api/ha.cpp: the refusal of a mutation on a member that is not the
+  // leader; a retried request's answer (Idempotency-Key); the HA headers.
+  std::optional<HttpResponse> not_leader_refusal(const HttpRequest& request) const;
+  std::optional<HttpResponse> idempotent_replay(const Call& call);
+  void add_ha_headers(HttpResponse& response) const;
+  nlohmann::json ha_health() const;
   std::shared_ptr<HttpStats> http_stats_ = std::make_shared<HttpStats>();
   std::mutex cache_mu_;
   struct Cached {

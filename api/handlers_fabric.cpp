@@ -62,6 +62,7 @@ HttpResponse Api::health(Call&) {
     body["plugin"] = c_.plugin_connected() ? "connected" : "disconnected";
     body["plugin_status"] = h.plugin;
   }
+  if (replicator_) body["ha"] = ha_health();
   return json_response(ok ? 200 : 503, body);
 }
 

@@ -276,6 +276,7 @@ HttpResponse answer_request(Api& api, const http::request<http::string_body>& re
     r.peer = peer;
     r.body = req.body();
     if (auto it = req.find(http::field::authorization); it != req.end()) r.authorization = std::string(it->value());
+    if (auto it = req.find("Idempotency-Key"); it != req.end()) r.idempotency_key = std::string(it->value());
     if (!split_target(std::string(req.target()), &r.path, &r.query)) {
       return error_response(400, "the request target has a bad percent-escape, a control character or is not UTF-8");
     }

@@ -17,6 +17,7 @@ struct HttpRequest {
   std::string path;    // decoded, without the query
   std::map<std::string, std::string> query;
   std::string authorization;  // the Authorization header
+  std::string idempotency_key;  // the Idempotency-Key header (mutations: a retry changes nothing twice)
   std::string body;
   std::string peer;           // "127.0.0.1:54321", for the log
 };

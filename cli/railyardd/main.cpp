@@ -19,6 +19,7 @@
 #include "controller/config.h"
 #include "controller/controller.h"
 #include "controller/plugin_link.h"
+#include "controller/replication.h"
 #include "controller/store.h"
 #include "controller/files/atomic_file.h"
 
@@ -43,6 +44,9 @@ int check_config(const std::string& path) {
             << cfg->tokens.size() << " tokens, database " << cfg->database << ", fabric "
             << (cfg->fabric_source == controller::FabricSource::kLive ? "live via " + cfg->plugin_socket
                                                                       : "offline from " + cfg->topology_file)
+            << (cfg->ha ? ", ha member " + cfg->ha->member + " of " + std::to_string(cfg->ha->etcd.size()) +
+                              " etcd endpoints"
+                        : std::string())
             << ")\n";
   return 0;
 }
@@ -75,7 +79,38 @@ int serve(const std::string& path, int port_override, const std::string& port_fi
   const uint16_t port = cfg->listen_port;
   const api::ServerLimits limits = api::ServerLimits::from(*cfg);
   const controller::ControllerConfig config_copy = *cfg;
+  // High availability (ha: in the config, docs/ha.md): the store's writes
+  // go through the replicated log; the controller writes only as leader.
+  controller::Controller* ctl_ptr = nullptr;
+  std::unique_ptr<controller::Replicator> replicator;
+  if (config_copy.ha) {
+    controller::Replicator::Hooks hooks;
+    hooks.applied = [&ctl_ptr] {
+      if (!ctl_ptr) return;
+      if (Status s = ctl_ptr->follow_store(false); !s) spdlog::error("replication: {}", s.error().message);
+    };
+    hooks.becoming_leader = [&ctl_ptr] {
+      if (!ctl_ptr) return;
+      if (Status s = ctl_ptr->follow_store(true); !s) throw controller::StoreError(s.error().message);
+    };
+    hooks.leadership = [](bool leader) {
+      spdlog::info("replication: this member is {}", leader ? "the leader" : "no longer the leader");
+      // TODO(lead, plugin link): once PluginLink has the leader hook
+      // (ha-plugin: PluginLink::set_leader_hook / drop_all_not_leader), call
+      // link->drop_all_not_leader(replicator->plugin_redirect().value_or(""))
+      // here when `leader` is false, and set the hook below.
+    };
+    hooks.log = [](bool warn, const std::string& text) {
+      spdlog::log(warn ? spdlog::level::warn : spdlog::level::info, "{}", text);
+    };
+    replicator = std::make_unique<controller::Replicator>(*config_copy.ha, **store, std::move(hooks));
+    (*store)->set_journal(replicator.get());
+  }
   controller::Controller ctl(std::move(*cfg), std::move(*store));
+  ctl_ptr = &ctl;
+  if (replicator) {
+    ctl.set_write_gate([r = replicator.get()] { return r->refusal(); });
+  }
   if (Status s = ctl.start(); !s) {
     spdlog::error("{}", s.error().message);
     return 1;
@@ -84,6 +119,20 @@ int serve(const std::string& path, int port_override, const std::string& port_fi
     spdlog::info("fabric: {} switches, {} CAs, routed in {:.0f} ms ({})", v->fabric.switches().size(),
                  v->fabric.cas().size(), v->route_ms, v->origin);
   }
+  if (replicator) {
+    std::string endpoints;
+    for (const std::string& e : config_copy.ha->etcd) endpoints += (endpoints.empty() ? "" : ",") + e;
+    spdlog::info("ha: member {} (api {}), etcd {}, lease {} s, log at {}", config_copy.ha->member,
+                 config_copy.ha->advertise_api, endpoints, config_copy.ha->lease_ttl_s, ctl.store().applied_seq());
+    replicator->start();
+  }
+  // Stopped before the controller it calls goes (first in, last out).
+  struct StopReplicator {
+    controller::Replicator* r;
+    ~StopReplicator() {
+      if (r) r->stop();
+    }
+  } stop_replicator{replicator.get()};
 
   boost::asio::io_context io;
   std::unique_ptr<controller::PluginLink> link;
@@ -109,6 +158,8 @@ int serve(const std::string& path, int port_override, const std::string& port_fi
       return 1;
     }
     ctl.set_plugin_sender([&link](const std::string& line) { return link->send(line); });
+    // TODO(lead, plugin link): with ha, link->set_leader_hook([r = replicator.get()] {
+    //   return r ? r->plugin_redirect() : std::nullopt; }) once PluginLink has it (ha-plugin branch).
     spdlog::info("waiting for the OpenSM plugin on {} (mode {:04o}{})", socket_options.path, socket_options.mode,
                  socket_options.group.empty() ? "" : ", group " + socket_options.group);
   }
@@ -130,6 +181,7 @@ int serve(const std::string& path, int port_override, const std::string& port_fi
   }
   api::Api api(ctl);
   api.set_isolation(&isolation);
+  api.set_replicator(replicator.get());
   api::HttpServer server(io, api, limits);
   Result<uint16_t> bound = server.listen(address, port);
   if (!bound) {
