@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "cli/railyardctl/exit_codes.h"
 #include "cli/railyardctl/http_client.h"
@@ -18,7 +19,12 @@ namespace railyard::ctl {
 inline constexpr const char* kDefaultUrl = "http://127.0.0.1:8640";
 
 struct GlobalOptions {
-  std::string url;         // --url, else $RAILYARD_URL, else kDefaultUrl
+  // --url, else $RAILYARD_URL, else kDefaultUrl. Several, comma separated
+  // (the members of an HA controller, docs/railyardctl.md): reads go to the
+  // first that answers; a mutation refused 503 by a member that names the
+  // leader is sent to the leader (at most kMaxLeaderHops times), else to the
+  // next URL, always with the same Idempotency-Key.
+  std::string url;
   std::string token;       // --token (visible in `ps`: prefer a file)
   std::string token_file;  // --token-file
   bool json = false;       // print the API's JSON instead of tables
@@ -37,6 +43,8 @@ class ApiSession {
  public:
   // Throws CommandExit (after printing why) for a bad URL or token file.
   explicit ApiSession(const GlobalOptions& options);
+  ApiSession(const ApiSession&) = delete;
+  ApiSession& operator=(const ApiSession&) = delete;
 
   // One request; `body` null sends none. Transport failures print and throw
   // CommandExit{kTransport}; HTTP errors come back in the reply.
@@ -53,9 +61,23 @@ class ApiSession {
   void print_raw(const ApiReply& reply) const;
 
  private:
-  HttpClient client_;
+  // One request to one URL; TransportError when it did not answer.
+  HttpReply send(const HttpClient& client, std::string_view method, const std::string& target,
+                 const std::string& body, const std::string& key) const;
+
+  std::vector<HttpClient> clients_;  // one per --url, in order
+  mutable size_t preferred_ = 0;     // the one that answered last
+  std::string token_;
+  std::chrono::milliseconds timeout_{30000};
   bool json_;
 };
+
+inline constexpr int kMaxLeaderHops = 3;
+
+// "a, b,c" -> {"a", "b", "c"} (blanks around each dropped, empty ones too).
+std::vector<std::string> split_urls(const std::string& text);
+// A random Idempotency-Key (128 bits, hex).
+std::string new_idempotency_key();
 
 // Where the token comes from, first found wins: --token, --token-file,
 // $RAILYARD_TOKEN, $RAILYARD_TOKEN_FILE. Empty when none is given (health,

@@ -30,6 +30,15 @@ void run_status(Context& ctx) {
         "controller  " + cell(h, "status") + " (source " + cell(h, "source") + ", database " + cell(h, "database");
     if (h.contains("plugin")) line += ", plugin " + cell(h, "plugin");
     std::cout << line << ")\n";
+    if (h.contains("ha") && h["ha"].is_object()) {
+      // Several members (docs/ha.md): this one's role, the leader, the log entry its answers reflect.
+      const json& ha = h["ha"];
+      std::cout << "ha          " << cell(ha, "member") << " is " << cell(ha, "role") << ", leader "
+                << (ha.value("leader", json()).is_string() ? cell(ha, "leader") + " (" + cell(ha, "leader_url") + ")"
+                                                          : std::string("none"))
+                << ", log entry " << cell(ha, "applied_seq") << ", etcd " << cell(ha, "etcd") << "\n";
+      if (ha.contains("mutations")) std::cout << "            " << cell(ha, "mutations") << "\n";
+    }
   }
   if (!api.json_output() && fabric.ok() && fabric.body.is_object()) {
     const json& f = fabric.body;

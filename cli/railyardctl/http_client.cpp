@@ -61,7 +61,8 @@ HttpClient::HttpClient(const std::string& base_url, std::string token, std::chro
   }
 }
 
-HttpReply HttpClient::request(std::string_view method, const std::string& target, const std::string& body) const {
+HttpReply HttpClient::request(std::string_view method, const std::string& target, const std::string& body,
+                              const std::string& idempotency_key) const {
   http::request<http::string_body> req;
   req.method_string(boost::beast::string_view(method.data(), method.size()));
   req.target(prefix_ + target);
@@ -71,6 +72,7 @@ HttpReply HttpClient::request(std::string_view method, const std::string& target
   req.set(http::field::accept, "application/json, text/plain");
   req.keep_alive(false);
   if (!token_.empty()) req.set(http::field::authorization, "Bearer " + token_);
+  if (!idempotency_key.empty()) req.set("Idempotency-Key", idempotency_key);
   if (!body.empty()) {
     req.set(http::field::content_type, "application/json");
     req.body() = body;
@@ -121,6 +123,7 @@ HttpReply HttpClient::request(std::string_view method, const std::string& target
   reply.body = res.body();
   if (auto it = res.find(http::field::content_type); it != res.end()) reply.content_type = std::string(it->value());
   if (auto it = res.find(http::field::retry_after); it != res.end()) reply.retry_after = std::string(it->value());
+  if (auto it = res.find("X-Railyard-Leader"); it != res.end()) reply.leader = std::string(it->value());
   return reply;
 }
 

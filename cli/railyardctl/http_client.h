@@ -19,6 +19,7 @@ struct HttpReply {
   std::string body;
   std::string content_type;
   std::string retry_after;  // the Retry-After header, if any
+  std::string leader;       // X-Railyard-Leader (a member that is not the leader names it), if any
 };
 
 // No reply: the address is wrong, the connection failed, or the deadline passed.
@@ -38,7 +39,8 @@ class HttpClient {
 
   // target: the path and query, e.g. "/api/v1/links?state=down" (PREFIX is
   // put in front). A non-empty body is sent as application/json.
-  HttpReply request(std::string_view method, const std::string& target, const std::string& body = {}) const;
+  HttpReply request(std::string_view method, const std::string& target, const std::string& body = {},
+                    const std::string& idempotency_key = {}) const;
 
   const std::string& base_url() const { return base_url_; }
 
