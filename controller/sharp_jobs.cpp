@@ -69,6 +69,9 @@ void Controller::sharp_follow_view() {
   if (!view || sharp_version_ == view->version) return;
   sharp_version_ = view->version;
   const double now = unix_now();
+  // A follower computes the same trees for its own allocator and writes
+  // nothing: the leader's job records reach it through the log.
+  const bool writes = !write_refusal();
   std::vector<uint8_t> drained = view->options.drained;
   if (!drained.empty()) drained.resize(view->fabric.num_links(), 0);
   if (!sharp_) {
@@ -97,7 +100,7 @@ void Controller::sharp_follow_view() {
         job.updated_at = now;
         record_event(Reporter::kController, "sharp_job_refused", {{"job", job.id}, {"reason", job.detail}});
       }
-      store_->put_job(job);
+      if (writes) store_->put_job(job);
     }
     return;
   }
@@ -114,7 +117,7 @@ void Controller::sharp_follow_view() {
     ++job->version;
     job->updated_at = now;
     job->detail = "trees recomputed after a fabric change (" + view->origin + ")";
-    store_->put_job(*job);
+    if (writes) store_->put_job(*job);
     record_event(Reporter::kController, "sharp_job_changed", {{"job", id}, {"version", job->version}});
   }
   for (const routing::SharpRecompute::Refused& ref : r->refused) {
@@ -124,7 +127,7 @@ void Controller::sharp_follow_view() {
     job->detail = ref.reason.message;
     job->trees = "[]";
     job->updated_at = now;
-    store_->put_job(*job);
+    if (writes) store_->put_job(*job);
     record_event(Reporter::kController, "sharp_job_refused", {{"job", ref.job_id}, {"reason", ref.reason.message}});
   }
 }
