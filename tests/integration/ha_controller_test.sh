@@ -129,6 +129,20 @@ drains=$(ha_req GET "$(ha_url "$L")" /api/v1/drains | sed '$d')
 ry_assert_eq 32 "$(jq '[.drains[] | select(.reason == "ha test")] | length' <<<"$drains")" "drains on the returned m$L"
 ry_pass "the old leader m$L rejoined as a follower, caught up, wrote nothing"
 
+# railyardctl with several URLs: a dead one first, then a follower; reads
+# from the first that answers, a drain follows the leader the follower names.
+CTL=$HA_BIN/railyardctl
+export RAILYARD_TOKEN=$HA_TOKEN
+ctl_urls="http://127.0.0.1:1,$(ha_url "$L"),$(ha_url "$new")"
+status=$("$CTL" --url "$ctl_urls" --timeout 5 status) || ry_fail "railyardctl status: $status"
+ry_assert_contains "$status" "m$L is follower, leader m$new"
+out=$("$CTL" --url "$ctl_urls" --timeout 5 drain link "leaf g001 r7" 19 --reason "via ctl" 2>&1) ||
+  ry_fail "railyardctl drain through a follower: $out"
+ry_assert_contains "$out" "leaf g001 r7[19]"
+ry_wait_for 10 "the ctl drain on m$L" bash -c \
+  "RAILYARD_TOKEN=$HA_TOKEN '$CTL' --url '$ctl_urls' --json drains | jq -e '[.drains[] | select(.reason == \"via ctl\")] | length == 1' >/dev/null"
+ry_pass "railyardctl with several URLs reads from the first that answers and follows the leader for a drain"
+
 # 4. etcd loses quorum: mutations refused with a clear error, reads served.
 others=()
 for i in 0 1 2; do [[ $i == 0 ]] || others+=("$i"); done
