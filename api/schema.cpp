@@ -47,6 +47,9 @@ constexpr Field kHealthFields[] = {
     {"reasons", "string[]", false, "why it is degraded"},
     {"plugin", "string", false, "live: connected or disconnected"},
     {"plugin_status", "object", false, "live: what the plugin last reported"},
+    {"ha", "object", false,
+     "with ha: in the config (docs/ha.md): role (leader, follower, no-leader), member, leader, leader_url, "
+     "applied_seq, etcd (ok, failing), etcd_error, elections_won, step_downs, mutations (why refused here)"},
 };
 
 constexpr Field kLinkCountFields[] = {
