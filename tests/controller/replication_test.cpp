@@ -251,6 +251,44 @@ TEST(EtcdReplies, RangeTxnLease) {
   }
 }
 
+// Replies and log entries damaged at random (bytes changed, cut short): an
+// error or a value, never a crash (ASan/UBSan run this too).
+TEST(EtcdReplies, DamagedBytesNeverCrash) {
+  const std::vector<std::string> good = {
+      R"({"header":{"revision":"7"},"kvs":[{"key":"L3IvbGVhZGVy","create_revision":"2","mod_revision":"3",)"
+      R"("version":"1","value":"aGk="}],"count":"1","more":false})",
+      R"({"header":{"revision":"2"},"succeeded":true,"responses":[{"response_range":{"kvs":[{"key":"YQ=="}]}}]})",
+      R"({"result":{"header":{},"ID":"1","TTL":"3"}})",
+      encode_batch({OpAddDrain{DrainRecord{3, DrainKind::kSwitch, "0xa", "s", "r", "o", 1.5, 2.0, std::nullopt, ""}},
+                    OpRemoveDrain{3, "ops", 4.25}}),
+  };
+  uint64_t x = 88172645463325252ull;
+  auto next = [&x] {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+  };
+  for (int i = 0; i < 4000; ++i) {
+    std::string s = good[next() % good.size()];
+    const int edits = 1 + static_cast<int>(next() % 4);
+    for (int e = 0; e < edits && !s.empty(); ++e) {
+      const size_t at = next() % s.size();
+      switch (next() % 3) {
+        case 0: s[at] = static_cast<char>(next() & 0xff); break;
+        case 1: s.erase(at, 1 + next() % 8); break;
+        default: s.resize(at); break;
+      }
+    }
+    (void)etcd::parse_range_reply(s);
+    (void)etcd::parse_txn_reply(s);
+    (void)etcd::parse_lease_grant_reply(s);
+    (void)etcd::parse_keepalive_reply(s);
+    (void)decode_batch(s);
+    (void)decode_leader(s);
+  }
+}
+
 TEST(EtcdClient, UnreachableEndpointsAreAnErrorWithinTheTimeout) {
   // Port 1 on loopback: refused at once; an address that is not http: refused.
   etcd::Client c({"http://127.0.0.1:1", "ftp://x"}, std::chrono::milliseconds(300));
