@@ -41,8 +41,13 @@ int check_config(const std::string& path) {
   }
   std::cout << path << ": ok (listen " << cfg->listen_address << ":" << cfg->listen_port << ", "
             << cfg->tokens.size() << " tokens, database " << cfg->database << ", fabric "
-            << (cfg->fabric_source == controller::FabricSource::kLive ? "live via " + cfg->plugin_socket
-                                                                      : "offline from " + cfg->topology_file)
+            << (cfg->fabric_source == controller::FabricSource::kLive
+                    ? "live via " + cfg->plugin_socket +
+                          (cfg->plugin_listen_port != 0
+                               ? (cfg->plugin_socket.empty() ? "" : " and ") + std::string("TLS on ") +
+                                     cfg->plugin_listen_host + ":" + std::to_string(cfg->plugin_listen_port)
+                               : "")
+                    : "offline from " + cfg->topology_file)
             << ")\n";
   return 0;
 }
@@ -69,8 +74,13 @@ int serve(const std::string& path, int port_override, const std::string& port_fi
                  st.st_mode & 07777);
   }
   const bool live = cfg->fabric_source == controller::FabricSource::kLive;
-  const controller::PluginSocketOptions socket_options{cfg->plugin_socket, cfg->plugin_socket_mode,
-                                                      cfg->plugin_socket_group};
+  controller::PluginSocketOptions socket_options{cfg->plugin_socket, cfg->plugin_socket_mode,
+                                                cfg->plugin_socket_group};
+  socket_options.tls_host = cfg->plugin_listen_host;
+  socket_options.tls_port = cfg->plugin_listen_port;
+  socket_options.tls_cert_file = cfg->plugin_tls_cert;
+  socket_options.tls_key_file = cfg->plugin_tls_key;
+  socket_options.token = cfg->plugin_token;
   const std::string address = cfg->listen_address;
   const uint16_t port = cfg->listen_port;
   const api::ServerLimits limits = api::ServerLimits::from(*cfg);
@@ -109,8 +119,14 @@ int serve(const std::string& path, int port_override, const std::string& port_fi
       return 1;
     }
     ctl.set_plugin_sender([&link](const std::string& line) { return link->send(line); });
-    spdlog::info("waiting for the OpenSM plugin on {} (mode {:04o}{})", socket_options.path, socket_options.mode,
-                 socket_options.group.empty() ? "" : ", group " + socket_options.group);
+    ctl.set_policy_broadcaster([&link](const std::string& yaml) { link->broadcast_policy(yaml); });
+    if (!socket_options.path.empty()) {
+      spdlog::info("waiting for the OpenSM plugin on {} (mode {:04o}{})", socket_options.path, socket_options.mode,
+                   socket_options.group.empty() ? "" : ", group " + socket_options.group);
+    }
+    if (link->tls_port() != 0) {
+      spdlog::info("waiting for OpenSM plugins on {}:{} (TLS, token)", socket_options.tls_host, link->tls_port());
+    }
   }
 
   // Automatic isolation (isolation: in the config, off by default): its
