@@ -20,6 +20,12 @@ namespace {
 // docs/plugin_protocol.md: a line is at most 64 MiB.
 constexpr size_t kMaxLine = size_t{64} << 20;
 
+// How log lines name an address: a Unix socket by its path (as before there
+// were several), a TLS address as written.
+std::string shown(const ControllerAddress& a) {
+  return a.kind == ControllerAddress::Kind::kUnix ? a.path : a.text();
+}
+
 }  // namespace
 
 EventChannel::EventChannel(Options options, CommandHandler on_command, LogSink log)
@@ -163,7 +169,8 @@ void EventChannel::run() noexcept {
         if (stopping_.load()) return;
         // Said once per address and kind of failure, not every second.
         if (why != last_why[i]) {
-          log(LogLevel::kInfo, "controller " + address.text() + ": cannot connect (" + why + ")" +
+          log(LogLevel::kInfo, "controller " + std::string(address.kind == ControllerAddress::Kind::kUnix ? "socket " : "") +
+                                   shown(address) + ": cannot connect (" + why + ")" +
                                    (n > 1 ? "; trying the next address" : "") +
                                    "; events are dropped and counted, retrying every " +
                                    std::to_string(options_.retry.count()) + " ms");
@@ -202,7 +209,7 @@ void EventChannel::run() noexcept {
         start = next;
         redirected = true;
       } else if (!stopping_.load()) {
-        log(LogLevel::kInfo, "controller disconnected from " + address.text() + "; reconnecting");
+        log(LogLevel::kInfo, "controller disconnected from " + shown(address) + "; reconnecting");
         start = preferred;
       }
       break;
@@ -275,7 +282,7 @@ EventChannel::Ended EventChannel::serve(ChannelConnection& conn, const Controlle
   const uint64_t hello_dropped = std::get<HelloEvent>(hello.body).dropped;
   out.push_back(event_line(hello));
   if (fabric.seq != 0) out.push_back(line_of(fabric));
-  log(LogLevel::kInfo, "controller connected on " + address.text() + " (" + std::to_string(hello_dropped) +
+  log(LogLevel::kInfo, "controller connected on " + shown(address) + " (" + std::to_string(hello_dropped) +
                            " events dropped so far)");
 
   // Whatever is not written when the connection ends counts as dropped.

@@ -289,7 +289,7 @@ TEST_F(PluginLinkHaTest, TheFirstAddressDeadTheNextOneServes) {
            kToken, "master", 0x11);
   ASSERT_TRUE(eventually([&] { return !c.lines().empty(); })) << p.logs();
   EXPECT_EQ(c.types()[0], "hello");
-  EXPECT_NE(p.logs().find("controller unix:" + (dir_ / "nobody.sock").string() + ": cannot connect"),
+  EXPECT_NE(p.logs().find("controller socket " + (dir_ / "nobody.sock").string() + ": cannot connect"),
             std::string::npos)
       << p.logs();
 }
