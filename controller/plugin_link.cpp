@@ -13,6 +13,7 @@
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -119,6 +120,9 @@ bool may_be_type(const std::string& line, std::string_view type) {
   return line.find("\"type\":\"" + std::string(type) + "\"") != std::string::npos;
 }
 
+// A hello is a few hundred bytes.
+constexpr size_t kMaxHelloBytes = 64 * 1024;
+
 // FNV-1a: the id of a policy line names its YAML (the same on every member).
 std::string policy_id(const std::string& yaml) {
   uint64_t h = 0xcbf29ce484222325ull;
@@ -154,7 +158,10 @@ struct PluginLink::Session {
   Session(stream::socket s, size_t max_buffer, asio::any_io_executor ex)
       : unix_socket(std::make_unique<stream::socket>(std::move(s))), buffer(max_buffer), hello_timer(ex) {}
   Session(tcp::socket s, asio::ssl::context& ctx, size_t max_buffer, asio::any_io_executor ex)
-      : tls(std::make_unique<tls_stream>(std::move(s), ctx)), buffer(max_buffer), hello_timer(ex) {}
+      : tls(std::make_unique<tls_stream>(std::move(s), ctx)),
+        buffer(max_buffer),
+        hello_buffer(std::make_unique<asio::streambuf>(kMaxHelloBytes)),
+        hello_timer(ex) {}
   std::string who() const {
     if (tls) return "TLS peer " + peer;
     return "pid " + std::to_string(pid) + ", uid " + std::to_string(uid) + ", gid " + std::to_string(gid);
@@ -179,6 +186,8 @@ struct PluginLink::Session {
   std::unique_ptr<stream::socket> unix_socket;  // one of these two
   std::unique_ptr<tls_stream> tls;
   asio::streambuf buffer;
+  // TLS until the hello is accepted: what a stranger can make us hold.
+  std::unique_ptr<asio::streambuf> hello_buffer;
   asio::steady_timer hello_timer;  // TLS: the handshake and a hello with the token, in time
   std::string peer;                // TLS: address:port
   pid_t pid = 0;
@@ -418,10 +427,12 @@ void PluginLink::accept() {
       accept();
       return;
     }
-    if (open_.size() >= options_.max_connections) {
+    const size_t served = static_cast<size_t>(std::count_if(
+        open_.begin(), open_.end(), [](const std::shared_ptr<Session>& o) { return o->authenticated; }));
+    if (served >= options_.max_connections) {
       ++peers_refused_;
       log(LogLevel::kWarn, options_.path + ": refused a connection from " + s->who() + ": already " +
-                               std::to_string(open_.size()) + " connections (the most)");
+                               std::to_string(served) + " connections (the most)");
       s->close();
       accept();
       return;
@@ -451,10 +462,12 @@ void PluginLink::accept_tls() {
     boost::system::error_code ignored;
     const tcp::endpoint remote = socket.remote_endpoint(ignored);
     std::string peer = remote.address().to_string() + ":" + std::to_string(remote.port());
-    if (open_.size() >= options_.max_connections) {
+    const size_t waiting = static_cast<size_t>(std::count_if(
+        open_.begin(), open_.end(), [](const std::shared_ptr<Session>& o) { return !o->authenticated; }));
+    if (waiting >= options_.max_connections) {
       ++peers_refused_;
-      log(LogLevel::kWarn, where + ": refused a connection from " + peer + ": already " +
-                               std::to_string(open_.size()) + " connections (the most)");
+      log(LogLevel::kWarn, where + ": refused a connection from " + peer + ": already " + std::to_string(waiting) +
+                               " connections waiting for their hello (the most)");
       socket.close(ignored);
       accept_tls();
       return;
@@ -519,13 +532,15 @@ void PluginLink::end_session(const std::shared_ptr<Session>& s, const std::strin
 }
 
 void PluginLink::read(std::shared_ptr<Session> s) {
+  asio::streambuf& into = s->hello_buffer ? *s->hello_buffer : s->buffer;
   s->with_stream([&](auto& stream) {
     asio::async_read_until(
-        stream, s->buffer, '\n', asio::bind_executor(strand_, [this, s](boost::system::error_code ec, size_t n) {
+        stream, into, '\n', asio::bind_executor(strand_, [this, s, &into](boost::system::error_code ec, size_t n) {
           if (ec == asio::error::not_found) {
             // The buffer is full and holds no newline: the peer broke the protocol.
             log(LogLevel::kWarn, (s->tls ? "plugin_listen" : options_.path) + ": " + s->who() +
-                                     " sent a line longer than " + std::to_string(options_.max_line_bytes) +
+                                     " sent a line longer than " +
+                                     std::to_string(s->hello_buffer ? kMaxHelloBytes : options_.max_line_bytes) +
                                      " bytes; closing its connection");
             end_session(s, "line too long");
             return;
@@ -539,10 +554,16 @@ void PluginLink::read(std::shared_ptr<Session> s) {
             return;
           }
           std::string line(n - 1, '\0');
-          asio::buffer_copy(asio::buffer(line), s->buffer.data(), n - 1);
-          s->buffer.consume(n);
+          asio::buffer_copy(asio::buffer(line), into.data(), n - 1);
+          into.consume(n);
           if (s->closed) return;  // replaced or stopped while this line was read
           on_line(s, std::move(line));
+          if (s->hello_buffer && s->authenticated && !s->closed) {
+            // The hello was accepted: what came after it moves to the full-size buffer.
+            const size_t rest = s->hello_buffer->size();
+            s->buffer.commit(asio::buffer_copy(s->buffer.prepare(rest), s->hello_buffer->data()));
+            s->hello_buffer.reset();
+          }
           if (!s->closed) read(s);
         }));
   });
@@ -570,6 +591,15 @@ void PluginLink::on_line(const std::shared_ptr<Session>& s, std::string line) {
       end_session(s, "");
       return;
     }
+    const size_t served = static_cast<size_t>(std::count_if(
+        open_.begin(), open_.end(), [](const std::shared_ptr<Session>& o) { return o->authenticated; }));
+    if (served >= options_.max_connections) {
+      ++peers_refused_;
+      log(LogLevel::kWarn, "plugin_listen: refused " + s->who() + ": already " + std::to_string(served) +
+                               " plugins connected (the most)");
+      end_session(s, "");
+      return;
+    }
     s->authenticated = true;
     s->hello_timer.cancel();
   }
@@ -591,8 +621,13 @@ void PluginLink::on_line(const std::shared_ptr<Session>& s, std::string line) {
     s->spoke_order = ++order_;
     first = true;
     // Not the leader: say who is, and close.
-    if (leader_hook_) {
-      if (std::optional<std::string> leader = leader_hook_()) {
+    LeaderHook hook;
+    {
+      std::lock_guard lock(leader_mu_);
+      hook = leader_hook_;
+    }
+    if (hook) {
+      if (std::optional<std::string> leader = hook()) {
         log(LogLevel::kInfo, "not the leader: " + s->who() + " sent to " + (leader->empty() ? "(unknown)" : *leader));
         s->leaving = true;
         queue(s, protocol::encode_command({protocol::CommandKind::kNotLeader, "", *leader}) + "\n");

@@ -30,7 +30,10 @@
 //    connection, logged at warn and counted (peers_refused). The token is
 //    taken out of the hello before on_line sees it (hellos are stored).
 //    TCP keepalive ends connections to hosts that vanished.
-//  - At most `max_connections` connections at once; more are closed at once.
+//  - At most `max_connections` connections at once, and at most as many TLS
+//    connections still without their hello (whose first line is read into a
+//    64 KiB buffer, not max_line_bytes): more are closed at once. A stranger
+//    can delay plugins by at most hello_timeout, never hold their places.
 //
 // Several plugins (a master SM and standbys), one of them *the* plugin:
 //  - the connection whose hello or latest sm_state says "master" (the one
@@ -129,8 +132,11 @@ class PluginLink {
   // later one after its first line; nothing when it is the YAML they have.
   // From any thread; a later send() goes out after it.
   void broadcast_policy(const std::string& yaml);
-  // Set before start().
-  void set_leader_hook(LeaderHook hook) { leader_hook_ = std::move(hook); }
+  // From any thread; asked at each connection's first line.
+  void set_leader_hook(LeaderHook hook) {
+    std::lock_guard lock(leader_mu_);
+    leader_hook_ = std::move(hook);
+  }
   // Every connection gets `not_leader` naming `leader` and is closed (this
   // member stepped down). From any thread.
   void drop_all_not_leader(const std::string& leader);
@@ -177,7 +183,8 @@ class PluginLink {
   boost::asio::local::stream_protocol::acceptor acceptor_;
   boost::asio::ip::tcp::acceptor tls_acceptor_;
   std::unique_ptr<boost::asio::ssl::context> tls_context_;
-  LeaderHook leader_hook_;
+  std::mutex leader_mu_;
+  LeaderHook leader_hook_;  // guarded by leader_mu_
   boost::asio::steady_timer accept_retry_;  // after accept() failed (EMFILE...)
   int lock_fd_ = -1;
   std::optional<Created> created_;
