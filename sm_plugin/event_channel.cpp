@@ -200,9 +200,11 @@ void EventChannel::run() noexcept {
         // To the leader it named when it is one of ours, else the next one.
         size_t next = (i + 1) % n;
         for (size_t j = 0; j < n; ++j) {
-          if (!ended.leader.empty() && addresses_[j].text() == ended.leader) next = j;
+          if (!ended.leader.empty() && addresses_[j].text() == ended.leader) {
+            next = j;
+            preferred = j;  // where to start again after a disconnect
+          }
         }
-        if (next != (i + 1) % n || !ended.leader.empty()) preferred = next;
         log(LogLevel::kInfo, "controller " + address.text() + " is not the leader (leader: " +
                                  (ended.leader.empty() ? "unknown" : ended.leader) + "); trying " +
                                  addresses_[next].text());
