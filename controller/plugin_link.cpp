@@ -154,6 +154,27 @@ Result<gid_t> resolve_group(const std::string& name) {
   }
 }
 
+Result<std::unique_ptr<asio::ssl::context>> make_plugin_tls_context(const std::string& cert_file,
+                                                                     const std::string& key_file) {
+  boost::system::error_code ec;
+  auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_server);
+  ctx->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                       asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                       asio::ssl::context::no_tlsv1_1 | asio::ssl::context::single_dh_use,
+                   ec);
+  ctx->use_certificate_chain_file(cert_file, ec);
+  if (ec) return Error{"plugin_tls_cert " + cert_file + ": cannot load: " + ec.message()};
+  ctx->use_private_key_file(key_file, asio::ssl::context::pem, ec);
+  // OpenSSL checks the key against the certificate as it loads it.
+  if (ec && ec.message().find("key values mismatch") == std::string::npos) {
+    return Error{"plugin_tls_key " + key_file + ": cannot load: " + ec.message()};
+  }
+  if (ec || SSL_CTX_check_private_key(ctx->native_handle()) != 1) {
+    return Error{"plugin_tls_key " + key_file + " does not match plugin_tls_cert " + cert_file};
+  }
+  return ctx;
+}
+
 struct PluginLink::Session {
   Session(stream::socket s, size_t max_buffer, asio::any_io_executor ex)
       : unix_socket(std::make_unique<stream::socket>(std::move(s))), buffer(max_buffer), hello_timer(ex) {}
@@ -244,21 +265,10 @@ Status PluginLink::start_tls() {
   if (options_.tls_cert_file.empty() || options_.tls_key_file.empty()) {
     return Error{where + ": TLS needs plugin_tls_cert and plugin_tls_key"};
   }
+  Result<std::unique_ptr<asio::ssl::context>> ctx = make_plugin_tls_context(options_.tls_cert_file, options_.tls_key_file);
+  if (!ctx) return ctx.error();
   boost::system::error_code ec;
-  auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_server);
-  ctx->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
-                       asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
-                       asio::ssl::context::no_tlsv1_1 | asio::ssl::context::single_dh_use,
-                   ec);
-  ctx->use_certificate_chain_file(options_.tls_cert_file, ec);
-  if (ec) return Error{"plugin_tls_cert " + options_.tls_cert_file + ": cannot load: " + ec.message()};
-  ctx->use_private_key_file(options_.tls_key_file, asio::ssl::context::pem, ec);
-  if (ec) return Error{"plugin_tls_key " + options_.tls_key_file + ": cannot load: " + ec.message()};
-  if (SSL_CTX_check_private_key(ctx->native_handle()) != 1) {
-    return Error{"plugin_tls_key " + options_.tls_key_file + " does not match plugin_tls_cert " +
-                 options_.tls_cert_file};
-  }
-  tls_context_ = std::move(ctx);
+  tls_context_ = std::move(*ctx);
   tcp::resolver resolver(io_);
   const std::string host = options_.tls_host.empty() ? "127.0.0.1" : options_.tls_host;
   auto found = resolver.resolve(host, std::to_string(options_.tls_port), tcp::resolver::numeric_service, ec);

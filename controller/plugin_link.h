@@ -102,6 +102,12 @@ struct PluginSocketOptions {
 // The gid of a group name (getgrnam_r), or an error naming it.
 Result<gid_t> resolve_group(const std::string& name);
 
+// The TLS server context of plugin_listen (TLS 1.2 at least): the
+// certificate chain and its key, loaded and checked to match; errors name
+// the file. start() uses it, and `railyardd config check`.
+Result<std::unique_ptr<boost::asio::ssl::context>> make_plugin_tls_context(const std::string& cert_file,
+                                                                           const std::string& key_file);
+
 class PluginLink {
  public:
   using LineHandler = std::function<void(const std::string&)>;

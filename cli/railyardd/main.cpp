@@ -39,6 +39,14 @@ int check_config(const std::string& path) {
       return 2;
     }
   }
+  // The TLS certificate and key are loaded by start() too; saying it here
+  // spares a failed start.
+  if (cfg->plugin_listen_port != 0) {
+    if (auto ctx = controller::make_plugin_tls_context(cfg->plugin_tls_cert, cfg->plugin_tls_key); !ctx) {
+      std::cerr << "railyardd: " << path << ": " << ctx.error().message << "\n";
+      return 2;
+    }
+  }
   std::cout << path << ": ok (listen " << cfg->listen_address << ":" << cfg->listen_port << ", "
             << cfg->tokens.size() << " tokens, database " << cfg->database << ", fabric "
             << (cfg->fabric_source == controller::FabricSource::kLive

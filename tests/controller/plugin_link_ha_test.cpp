@@ -236,6 +236,28 @@ TEST_F(PluginLinkHaTest, TheRightTokenOverTlsIsAcceptedAndKeptOutOfTheHello) {
   EXPECT_EQ(p.channel().controller(), "tls://127.0.0.1:" + std::to_string(c.link().tls_port()));
 }
 
+TEST_F(PluginLinkHaTest, BadTlsFilesAreStartErrorsNamingTheFile) {
+  PluginSocketOptions o = tls_options();
+  o.tls_key_file = (*certs_ / "other.key").string();
+  Link mismatched(o);
+  Status s = mismatched.start();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message, "plugin_tls_key " + o.tls_key_file + " does not match plugin_tls_cert " + o.tls_cert_file);
+  o = tls_options();
+  o.tls_cert_file = (dir_ / "missing.crt").string();
+  Link missing(o);
+  s = missing.start();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message.rfind("plugin_tls_cert " + o.tls_cert_file + ": cannot load: ", 0), 0u)
+      << s.error().message;
+  o = tls_options();
+  o.token.clear();
+  Link no_token(o);
+  s = no_token.start();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("TLS needs a token"), std::string::npos) << s.error().message;
+}
+
 TEST_F(PluginLinkHaTest, AWrongOrMissingTokenIsRefusedLoggedAndCounted) {
   Link c(tls_options());
   ASSERT_TRUE(c.start().ok()) << c.logs();

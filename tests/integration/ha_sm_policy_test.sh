@@ -58,6 +58,8 @@ policy: {output_file: controller-policy.yaml}
 limits: {reroute_timeout_s: 60}
 log_level: debug
 CONF
+out=$("$BIN/railyardd" config check railyardd.yaml) || ry_fail "config check: $out"
+ry_assert_contains "$out" "TLS on 127.0.0.1:$PORT" "config check summary"
 export RY_TOKEN=operator-token-0123456789
 body() { sed '$d'; }
 plugin_conf() {  # NAME: a plugin config with its own policy file, NAME-policy.yaml
