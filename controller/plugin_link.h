@@ -1,4 +1,7 @@
 // PluginLink: the controller's end of the plugin socket (docs/plugin_protocol.md).
+// Implemented in controller/plugin_link/: socket.cpp (the Unix socket, start,
+// stop), tls.cpp (plugin_listen, the token), plugins.cpp (lines, which
+// connection is *the* plugin, what is sent to whom).
 // Listens on a Unix stream socket, and/or on TCP with TLS (plugin_listen);
 // lines in from *the* plugin go to `on_line`; send() writes one command line
 // to it; broadcast_policy() writes the policy to every plugin. Runs on the caller's io_context (any number of threads), all
