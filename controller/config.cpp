@@ -133,7 +133,9 @@ struct Loader {
     const yaml::Value* token = m.find("plugin_token_file");
     if (listen == nullptr) {
       for (const yaml::Value* other : {cert, key, token}) {
-        if (other != nullptr) other->fail("plugin_tls_cert, plugin_tls_key and plugin_token_file go with plugin_listen");
+        if (other != nullptr) {
+          other->fail("plugin_tls_cert, plugin_tls_key and plugin_token_file go with plugin_listen");
+        }
       }
       return;
     }

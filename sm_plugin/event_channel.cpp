@@ -169,8 +169,9 @@ void EventChannel::run() noexcept {
         if (stopping_.load()) return;
         // Said once per address and kind of failure, not every second.
         if (why != last_why[i]) {
-          log(LogLevel::kInfo, "controller " + std::string(address.kind == ControllerAddress::Kind::kUnix ? "socket " : "") +
-                                   shown(address) + ": cannot connect (" + why + ")" +
+          const bool unix_socket = address.kind == ControllerAddress::Kind::kUnix;
+          log(LogLevel::kInfo, std::string(unix_socket ? "controller socket " : "controller ") + shown(address) +
+                                   ": cannot connect (" + why + ")" +
                                    (n > 1 ? "; trying the next address" : "") +
                                    "; events are dropped and counted, retrying every " +
                                    std::to_string(options_.retry.count()) + " ms");

@@ -87,7 +87,8 @@ Result<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
     const bool tls = std::any_of(config.controllers.begin(), config.controllers.end(),
                                  [](const ControllerAddress& a) { return a.kind == ControllerAddress::Kind::kTls; });
     if (tls && config.controller_ca.empty()) {
-      m.find("controllers")->fail("'controllers': a tls:// address needs controller_ca (the CA of the controller's certificate)");
+      m.find("controllers")->fail(
+          "'controllers': a tls:// address needs controller_ca (the CA of the controller's certificate)");
     }
     if (tls && config.controller_token.empty()) {
       m.find("controllers")->fail("'controllers': a tls:// address needs controller_token_file");
