@@ -1,5 +1,6 @@
 #include "controller/config.h"
 
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -79,7 +80,8 @@ struct Loader {
 
   void fabric(const yaml::Value& v) {
     const yaml::Map m =
-        v.map({"source", "topology_file", "plugin_socket", "plugin_socket_mode", "plugin_socket_group"});
+        v.map({"source", "topology_file", "plugin_socket", "plugin_socket_mode", "plugin_socket_group",
+               "plugin_listen", "plugin_tls_cert", "plugin_tls_key", "plugin_token_file"});
     const yaml::Value* source = m.find("source");
     cfg.fabric_source = source != nullptr && source->one_of({"live", "offline"}) == "live" ? FabricSource::kLive
                                                                                           : FabricSource::kOffline;
@@ -89,8 +91,9 @@ struct Loader {
     if (cfg.fabric_source == FabricSource::kOffline && cfg.topology_file.empty()) {
       v.fail("fabric.source offline needs fabric.topology_file");
     }
-    if (cfg.fabric_source == FabricSource::kLive && cfg.plugin_socket.empty()) {
-      v.fail("fabric.source live needs fabric.plugin_socket");
+    plugin_tls(m);
+    if (cfg.fabric_source == FabricSource::kLive && cfg.plugin_socket.empty() && cfg.plugin_listen_port == 0) {
+      v.fail("fabric.source live needs fabric.plugin_socket or fabric.plugin_listen");
     }
     if (cfg.plugin_socket.size() >= 100) socket->fail("plugin_socket path is longer than 99 bytes");
     const yaml::Value* group = m.find("plugin_socket_group");
@@ -119,6 +122,57 @@ struct Loader {
       group->fail("plugin_socket_group needs plugin_socket_mode \"0660\" (with 0600 only the "
                   "daemon's user and root may connect)");
     }
+  }
+
+  // plugin_listen: host:port (TCP with TLS) and what it needs: a
+  // certificate, its key and the token every plugin's hello must carry.
+  void plugin_tls(const yaml::Map& m) {
+    const yaml::Value* listen = m.find("plugin_listen");
+    const yaml::Value* cert = m.find("plugin_tls_cert");
+    const yaml::Value* key = m.find("plugin_tls_key");
+    const yaml::Value* token = m.find("plugin_token_file");
+    if (listen == nullptr) {
+      for (const yaml::Value* other : {cert, key, token}) {
+        if (other != nullptr) {
+          other->fail("plugin_tls_cert, plugin_tls_key and plugin_token_file go with plugin_listen");
+        }
+      }
+      return;
+    }
+    const std::string text = listen->string();
+    std::string host;
+    std::string port_text;
+    if (text.starts_with("[")) {
+      const size_t close = text.find(']');
+      if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':') {
+        listen->fail("plugin_listen must be host:port or [IPv6]:port (got '" + text + "')");
+      }
+      host = text.substr(1, close - 1);
+      port_text = text.substr(close + 2);
+    } else {
+      const size_t colon = text.rfind(':');
+      if (colon == std::string::npos || text.find(':') != colon) {
+        listen->fail("plugin_listen must be host:port or [IPv6]:port (got '" + text + "')");
+      }
+      host = text.substr(0, colon);
+      port_text = text.substr(colon + 1);
+    }
+    unsigned port = 0;
+    const auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+    if (host.empty() || ec != std::errc() || end != port_text.data() + port_text.size() || port == 0 || port > 65535) {
+      listen->fail("plugin_listen must be host:port with a port 1..65535 (got '" + text + "')");
+    }
+    if (cert == nullptr || key == nullptr || token == nullptr) {
+      listen->fail("plugin_listen (TLS) needs plugin_tls_cert, plugin_tls_key and plugin_token_file");
+    }
+    cfg.plugin_listen_host = host;
+    cfg.plugin_listen_port = static_cast<uint16_t>(port);
+    cfg.plugin_tls_cert = file_path(*cert);
+    cfg.plugin_tls_key = file_path(*key);
+    const std::string token_path = file_path(*token);
+    Result<std::string> read = read_token_file(token_path);
+    if (!read) token->fail("plugin_token_file: " + read.error().message);
+    cfg.plugin_token = *read;
   }
 
   void policy(const yaml::Value& v) {

@@ -12,6 +12,10 @@
 //     plugin_socket: /run/railyard/plugin.sock   # live: where the plugin connects
 //     plugin_socket_mode: "0600"    # 0600, or 0660 with plugin_socket_group
 //     plugin_socket_group: opensm   # the group that may connect (with 0660)
+//     plugin_listen: 0.0.0.0:8641   # live: plugins on other hosts, TCP with TLS
+//     plugin_tls_cert: plugin.crt   #   the certificate the plugins verify (PEM chain)
+//     plugin_tls_key: plugin.key    #   its key (PEM)
+//     plugin_token_file: plugin.token  # the token their hello must carry (mode 0600)
 //   policy:
 //     base_file: /etc/railyard/policy.yaml  # rails, roots, static drains (optional)
 //     output_file: /run/railyard/policy.yaml # base + the controller's drains; the
@@ -112,6 +116,11 @@ struct ControllerConfig {
   std::string plugin_socket;
   uint32_t plugin_socket_mode = 0600;  // 0600 or 0660 (with a group)
   std::string plugin_socket_group;     // empty: the daemon's own group
+  std::string plugin_listen_host;      // TLS listener; port 0: none
+  uint16_t plugin_listen_port = 0;
+  std::string plugin_tls_cert;
+  std::string plugin_tls_key;
+  std::string plugin_token;            // read from plugin_token_file
   std::string policy_base_file;
   std::string policy_output_file;
   uint64_t max_body_bytes = 64 * 1024;

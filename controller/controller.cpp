@@ -176,6 +176,12 @@ void Controller::set_plugin_sender(PluginSender sender) {
   sender_ = std::move(sender);
 }
 
+void Controller::set_policy_broadcaster(PolicyBroadcaster broadcaster) {
+  std::lock_guard lock(strand_);
+  broadcaster_ = std::move(broadcaster);
+  if (broadcaster_) broadcaster_(policies::render_policy_yaml(policy_in_force()));
+}
+
 std::shared_ptr<const FabricView> Controller::view() const { return published_.load()->view; }
 
 std::vector<DrainRecord> Controller::drains() const { return published_.load()->drains; }

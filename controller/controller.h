@@ -81,6 +81,9 @@ class Controller {
  public:
   // Sends one JSON line to the plugin; false when no plugin is connected.
   using PluginSender = std::function<bool(const std::string& line)>;
+  // Hands the policy in force (canonical YAML, policies::render_policy_yaml)
+  // to every plugin (PluginLink::broadcast_policy).
+  using PolicyBroadcaster = std::function<void(const std::string& yaml)>;
 
   Controller(ControllerConfig config, std::unique_ptr<Store> store);
 
@@ -89,6 +92,9 @@ class Controller {
   // the policy file either way.
   Status start();
   void set_plugin_sender(PluginSender sender);
+  // Called at once with the policy in force, then with each new one, after
+  // it is durable and before the commands that follow it (policy_changed).
+  void set_policy_broadcaster(PolicyBroadcaster broadcaster);
 
   // High availability (controller/replication.h, docs/ha.md). The gate says
   // whether this member may write now: nullopt when it may (the leader, or
@@ -236,6 +242,7 @@ class Controller {
   mutable std::mutex strand_;  // decisions and their effects; guards state_, sender_, the fields below
   State state_;
   PluginSender sender_;
+  PolicyBroadcaster broadcaster_;
   bool policy_file_ok_ = true;  // the last write of the policy file worked
   std::string policy_file_error_;
   double last_store_probe_ = 0;  // steady seconds

@@ -15,6 +15,7 @@
 #include "controller/controller.h"
 #include "controller/decide_parts.h"
 #include "api/protocol/command_codec.h"
+#include "policies/policy_loader.h"
 
 namespace railyard::controller {
 
@@ -127,6 +128,9 @@ void Controller::carry_out(Decision& d, const Clock& clock) {
     }
   }
   if (d.effects.publish || view_changed) publish();
+  // Every plugin gets the new policy (standby SMs too), before the command
+  // that makes the master route with it.
+  if (d.effects.policy_file && broadcaster_) broadcaster_(policies::render_policy_yaml(*d.effects.policy_file));
   // Told once durable; a failed send fails the request now (and if even that
   // cannot be stored, the timeout fails it later).
   for (const protocol::Command& command : d.effects.plugin) {

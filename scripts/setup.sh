@@ -8,7 +8,7 @@ PACKAGES=(
   build-essential cmake ninja-build g++ clang libclang-rt-14-dev
   opensm libopensm-dev ibsim-utils infiniband-diags libibumad-dev
   libyaml-cpp-dev libspdlog-dev libboost-dev nlohmann-json3-dev libcli11-dev
-  libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libsqlite3-dev libssl-dev openssl libgtest-dev libgmock-dev libbenchmark-dev
   wrk curl sqlite3 jq python3
   chromium chromium-driver python3-selenium
   dpkg-dev help2man lintian man-db systemd

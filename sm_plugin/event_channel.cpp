@@ -5,8 +5,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -22,12 +20,20 @@ namespace {
 // docs/plugin_protocol.md: a line is at most 64 MiB.
 constexpr size_t kMaxLine = size_t{64} << 20;
 
-std::string errno_text(int err) { return std::strerror(err); }
+// How log lines name an address: a Unix socket by its path (as before there
+// were several), a TLS address as written.
+std::string shown(const ControllerAddress& a) {
+  return a.kind == ControllerAddress::Kind::kUnix ? a.path : a.text();
+}
 
 }  // namespace
 
 EventChannel::EventChannel(Options options, CommandHandler on_command, LogSink log)
     : options_(std::move(options)), on_command_(std::move(on_command)), log_(std::move(log)) {
+  if (!options_.socket_path.empty()) {
+    addresses_.push_back(ControllerAddress{ControllerAddress::Kind::kUnix, options_.socket_path});
+  }
+  addresses_.insert(addresses_.end(), options_.controllers.begin(), options_.controllers.end());
   int fds[2];
   if (::pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0) {
     throw std::system_error(errno, std::generic_category(), "event channel: pipe2");
@@ -64,16 +70,33 @@ bool EventChannel::push_fabric(uint64_t pass, std::shared_ptr<const routing::Fab
   return enqueue(FabricEvent{pass, std::move(fabric)}, unix_time_now());
 }
 
+// With mu_ held. An sm_state event goes ahead of the event being numbered
+// when OpenSM's state moved since the last one reported.
+void EventChannel::note_sm_state_locked(double time) {
+  if (!options_.sm_state) return;
+  SmStatus now = options_.sm_state();
+  if (now == sm_status_) return;
+  sm_status_ = now;
+  const uint64_t seq = next_seq_++;
+  if (!connected_ || queue_.size() >= options_.capacity) {
+    ++dropped_;  // the next hello carries the state
+    return;
+  }
+  queue_.push_back(Event{seq, time, protocol::SmStateEvent{now.state, now.port_guid}});
+}
+
 bool EventChannel::enqueue(EventBody body, double time) {
   bool was_empty = false;
   {
     std::lock_guard lock(mu_);
+    const size_t before = queue_.size();
+    note_sm_state_locked(time);
     const uint64_t seq = next_seq_++;
     if (!connected_ || queue_.size() >= options_.capacity) {
       ++dropped_;
       return false;
     }
-    was_empty = queue_.empty();
+    was_empty = before == 0;
     queue_.push_back(Event{seq, time, std::move(body)});
   }
   // The thread drains the whole queue each time it wakes: one wake per batch.
@@ -89,6 +112,11 @@ uint64_t EventChannel::dropped() const {
 bool EventChannel::connected() const {
   std::lock_guard lock(mu_);
   return connected_;
+}
+
+std::string EventChannel::controller() const {
+  std::lock_guard lock(mu_);
+  return controller_;
 }
 
 void EventChannel::wake() const {
@@ -113,69 +141,94 @@ void EventChannel::log(LogLevel level, const std::string& text) const {
   if (log_) log_(level, text);
 }
 
-int EventChannel::connect_once(std::string& why) const {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (options_.socket_path.size() >= sizeof addr.sun_path) {
-    why = "socket path longer than " + std::to_string(sizeof addr.sun_path - 1) + " bytes";
-    return -1;
-  }
-  std::memcpy(addr.sun_path, options_.socket_path.data(), options_.socket_path.size());
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    why = errno_text(errno);
-    return -1;
-  }
-  // A Unix-socket connect completes at once or fails (EAGAIN: backlog full).
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-    why = errno_text(errno);
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 void EventChannel::run() noexcept {
-  std::string last_why;
+  block_sigpipe_on_this_thread();
+  const size_t n = addresses_.size();
+  std::vector<std::string> last_why(n);
+  size_t preferred = 0;  // where a round starts: the first address, or the last leader named
+  size_t start = 0;      // where the next round starts
+  size_t redirects = 0;  // not_leader redirects in a row
   while (!stopping_.load()) {
-    std::string why;
-    const int fd = connect_once(why);
-    if (fd < 0) {
-      // Said once per kind of failure, not every second.
-      if (why != last_why) {
-        log(LogLevel::kInfo, "controller socket " + options_.socket_path + ": cannot connect (" + why +
-                                 "); events are dropped and counted, retrying every " +
-                                 std::to_string(options_.retry.count()) + " ms");
-        last_why = why;
-      }
+    if (n == 0) {
       wait_wake(options_.retry);
       continue;
     }
-    last_why.clear();
-    try {
-      serve(fd);
-    } catch (const std::exception& e) {
-      log(LogLevel::kError, std::string("controller connection dropped: internal error: ") + e.what());
-    } catch (...) {
-      log(LogLevel::kError, "controller connection dropped: internal error");
+    bool redirected = false;
+    bool served = false;
+    for (size_t k = 0; k < n && !stopping_.load(); ++k) {
+      const size_t i = (start + k) % n;
+      const ControllerAddress& address = addresses_[i];
+      std::string why;
+      std::unique_ptr<ChannelConnection> conn;
+      try {
+        conn = connect_controller(address, options_.tls, wake_r_, why);
+      } catch (const std::exception& e) {
+        why = std::string("internal error: ") + e.what();
+      }
+      if (!conn) {
+        if (stopping_.load()) return;
+        // Said once per address and kind of failure, not every second.
+        if (why != last_why[i]) {
+          const bool unix_socket = address.kind == ControllerAddress::Kind::kUnix;
+          log(LogLevel::kInfo, std::string(unix_socket ? "controller socket " : "controller ") + shown(address) +
+                                   ": cannot connect (" + why + ")" +
+                                   (n > 1 ? "; trying the next address" : "") +
+                                   "; events are dropped and counted, retrying every " +
+                                   std::to_string(options_.retry.count()) + " ms");
+          last_why[i] = why;
+        }
+        continue;
+      }
+      last_why[i].clear();
+      Ended ended;
+      try {
+        ended = serve(*conn, address);
+      } catch (const std::exception& e) {
+        log(LogLevel::kError, std::string("controller connection dropped: internal error: ") + e.what());
+      } catch (...) {
+        log(LogLevel::kError, "controller connection dropped: internal error");
+      }
+      conn.reset();
+      {
+        std::lock_guard lock(mu_);
+        connected_ = false;
+        controller_.clear();
+        dropped_ += queue_.size();
+        queue_.clear();
+      }
+      served = true;
+      if (ended.not_leader) {
+        // To the leader it named when it is one of ours, else the next one.
+        size_t next = (i + 1) % n;
+        for (size_t j = 0; j < n; ++j) {
+          if (!ended.leader.empty() && addresses_[j].text() == ended.leader) {
+            next = j;
+            preferred = j;  // where to start again after a disconnect
+          }
+        }
+        log(LogLevel::kInfo, "controller " + address.text() + " is not the leader (leader: " +
+                                 (ended.leader.empty() ? "unknown" : ended.leader) + "); trying " +
+                                 addresses_[next].text());
+        start = next;
+        redirected = true;
+      } else if (!stopping_.load()) {
+        log(LogLevel::kInfo, "controller disconnected from " + shown(address) + "; reconnecting");
+        start = preferred;
+      }
+      break;
     }
-    ::close(fd);
-    uint64_t lost = 0;
-    {
-      std::lock_guard lock(mu_);
-      connected_ = false;
-      lost = queue_.size();
-      dropped_ += lost;
-      queue_.clear();
-    }
-    if (!stopping_.load()) {
-      log(LogLevel::kInfo, "controller disconnected from " + options_.socket_path + "; reconnecting");
-      wait_wake(options_.retry);
-    }
+    if (stopping_.load()) return;
+    // A redirect goes on at once, but a round of redirects only once: two
+    // members naming each other never make a busy loop.
+    if (redirected && ++redirects <= n) continue;
+    redirects = 0;
+    if (!served) start = preferred;
+    wait_wake(options_.retry);
   }
 }
 
-void EventChannel::serve(int fd) {
+EventChannel::Ended EventChannel::serve(ChannelConnection& conn, const ControllerAddress& address) {
+  Ended ended;
   // Lines to write; the first is written from offset `off`.
   std::deque<std::string> out;
   size_t off = 0;
@@ -216,8 +269,15 @@ void EventChannel::serve(int fd) {
   {
     std::lock_guard lock(mu_);
     connected_ = true;
+    controller_ = address.text();
     hello.seq = next_seq_++;
-    std::get<HelloEvent>(hello.body).dropped = dropped_;
+    auto& h = std::get<HelloEvent>(hello.body);
+    h.dropped = dropped_;
+    if (options_.sm_state) {
+      sm_status_ = options_.sm_state();
+      h.sm_state = sm_status_.state;
+      h.sm_port_guid = sm_status_.port_guid;
+    }
     if (fabric_) {
       fabric = Event{next_seq_++, hello.time, FabricEvent{fabric_pass_, fabric_}};
     }
@@ -225,7 +285,7 @@ void EventChannel::serve(int fd) {
   const uint64_t hello_dropped = std::get<HelloEvent>(hello.body).dropped;
   out.push_back(event_line(hello));
   if (fabric.seq != 0) out.push_back(line_of(fabric));
-  log(LogLevel::kInfo, "controller connected on " + options_.socket_path + " (" + std::to_string(hello_dropped) +
+  log(LogLevel::kInfo, "controller connected on " + shown(address) + " (" + std::to_string(hello_dropped) +
                            " events dropped so far)");
 
   // Whatever is not written when the connection ends counts as dropped.
@@ -240,7 +300,15 @@ void EventChannel::serve(int fd) {
 
   std::string in;
   std::deque<Event> batch;
+  const int fd = conn.fd();
+  auto next_sm_check = std::chrono::steady_clock::now();
   while (!stopping_.load()) {
+    if (options_.sm_state && std::chrono::steady_clock::now() >= next_sm_check) {
+      // A standby reports few events: its state is looked at here too.
+      std::lock_guard lock(mu_);
+      note_sm_state_locked(unix_time_now());
+      next_sm_check = std::chrono::steady_clock::now() + options_.sm_state_interval;
+    }
     // Refill only when everything before is written: a controller that does
     // not read stalls here, the queue fills and push() drops (bounded memory).
     if (out.empty()) {
@@ -251,22 +319,25 @@ void EventChannel::serve(int fd) {
       for (const Event& e : batch) out.push_back(line_of(e));
       batch.clear();
     }
-    pollfd fds[2] = {{fd, static_cast<short>(POLLIN | (out.empty() ? 0 : POLLOUT)), 0}, {wake_r_, POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0) {
+    const bool want_out = !out.empty() || conn.wants_write();
+    pollfd fds[2] = {{fd, static_cast<short>(POLLIN | (want_out ? POLLOUT : 0)), 0}, {wake_r_, POLLIN, 0}};
+    const int timeout = options_.sm_state ? static_cast<int>(options_.sm_state_interval.count()) : -1;
+    if (::poll(fds, 2, timeout) < 0) {
       if (errno == EINTR) continue;
       throw std::system_error(errno, std::generic_category(), "poll");
     }
     if (fds[1].revents) drain_wake();
-    if (stopping_.load()) return;
+    if (stopping_.load()) return ended;
 
-    if (fds[0].revents & POLLOUT) {
+    if (fds[0].revents & (POLLOUT | POLLIN | POLLERR | POLLHUP)) {
       while (!out.empty()) {
         const std::string& line = out.front();
-        const ssize_t n = ::send(fd, line.data() + off, line.size() - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+        std::string why;
+        const ssize_t n = conn.send(line.data() + off, line.size() - off, why);
+        if (n == ChannelConnection::kWouldBlock) break;
         if (n < 0) {
-          if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) break;
-          log(LogLevel::kInfo, "controller socket write failed: " + errno_text(errno));
-          return;
+          log(LogLevel::kInfo, "controller " + address.text() + ": write failed: " + why);
+          return ended;
         }
         off += static_cast<size_t>(n);
         if (off == line.size()) {
@@ -277,15 +348,20 @@ void EventChannel::serve(int fd) {
       }
     }
     if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-      char buf[4096];
-      const ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
-      if (n == 0) return;  // the controller closed
-      if (n < 0) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) continue;
-        log(LogLevel::kInfo, "controller socket read failed: " + errno_text(errno));
-        return;
+      // Everything readable now: TLS may hold decrypted bytes poll cannot see.
+      for (;;) {
+        char buf[16384];
+        std::string why;
+        const ssize_t n = conn.recv(buf, sizeof buf, why);
+        if (n == ChannelConnection::kWouldBlock) break;
+        if (n == 0) return ended;  // the controller closed
+        if (n < 0) {
+          log(LogLevel::kInfo, "controller " + address.text() + ": read failed: " + why);
+          return ended;
+        }
+        in.append(buf, static_cast<size_t>(n));
+        if (in.size() > kMaxLine + sizeof buf) break;
       }
-      in.append(buf, static_cast<size_t>(n));
       size_t start = 0;
       for (size_t nl; (nl = in.find('\n', start)) != std::string::npos; start = nl + 1) {
         const std::string_view line(in.data() + start, nl - start);
@@ -297,6 +373,12 @@ void EventChannel::serve(int fd) {
         }
         if (!parsed->has_value()) continue;  // another type: ignored (forward compatibility)
         const Command& c = **parsed;
+        if (c.kind == CommandKind::kNotLeader) {
+          // The rest of this connection is not read: the controller closes it.
+          ended.not_leader = true;
+          ended.leader = c.leader;
+          return ended;
+        }
         if (c.kind == CommandKind::kSendFabric) {
           // The controller's copy does not match: the whole fabric again,
           // numbered in queue order like any event.
@@ -324,10 +406,11 @@ void EventChannel::serve(int fd) {
       in.erase(0, start);
       if (in.size() > kMaxLine) {
         log(LogLevel::kError, "controller line longer than 64 MiB; dropping the connection");
-        return;
+        return ended;
       }
     }
   }
+  return ended;
 }
 
 }  // namespace railyard::sm_plugin

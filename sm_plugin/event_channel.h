@@ -1,5 +1,6 @@
-// EventChannel: events out to the controller, commands in, over one Unix
-// stream socket (docs/plugin_protocol.md).
+// EventChannel: events out to the controller, commands in, over a Unix
+// stream socket or TCP with TLS (channel_transport.h), to the first of the
+// configured controllers that answers (docs/plugin_protocol.md).
 //
 // Guarantees:
 //  - push() never blocks OpenSM: a short critical section on the channel's own
@@ -18,6 +19,19 @@
 //    makes the next one whole again.
 //    Events still queued or half-written when the connection drops are counted
 //    as dropped: the next hello (with the total) and fabric resynchronize.
+//  - Several controllers: tried in order from the preferred one (the first,
+//    or the leader a `not_leader` named); a `not_leader` moves on at once to
+//    the address it names when it is one of ours, else to the next one; after
+//    a disconnect the channel waits Options::retry and starts again from the
+//    preferred one. A round in which no address answered waits
+//    Options::retry too: never a busy loop.
+//  - OpenSM's SM state (Options::sm_state, read off OpenSM's lock: two plain
+//    fields) goes in every hello, and an `sm_state` event is queued whenever
+//    it changed: checked before each event is numbered (so a new master's
+//    first fabric follows its sm_state) and every Options::sm_state_interval
+//    on the channel's thread (a standby reports few events).
+//  - `policy` commands go to the handler like reroutes (acknowledged when it
+//    returns); `not_leader` and `send_fabric` are the channel's own.
 //  - stop() (and the destructor) wakes the thread through a self-pipe and joins
 //    it; nothing is left running. Exceptions never leave the thread: they are
 //    logged and the connection is dropped.
@@ -34,6 +48,10 @@
 #include <string>
 #include <thread>
 
+#include <vector>
+
+#include "sm_plugin/channel_transport.h"
+#include "sm_plugin/controller_address.h"
 #include "sm_plugin/event_json.h"
 #include "sm_plugin/events.h"
 #include "sm_plugin/log_level.h"
@@ -42,11 +60,23 @@ namespace railyard::sm_plugin {
 
 class EventChannel {
  public:
+  // OpenSM's SM state as the wire says it (protocol::kSmStates) and its port GUID.
+  struct SmStatus {
+    std::string state;
+    uint64_t port_guid = 0;
+    bool operator==(const SmStatus&) const = default;
+  };
   struct Options {
-    std::string socket_path;
+    std::string socket_path;                     // one Unix socket: `controllers` of one unix: address
+    std::vector<ControllerAddress> controllers;  // tried in order (after socket_path, if both)
+    TlsClientOptions tls;                        // for tls:// addresses
     size_t capacity = 4096;                      // queued events
     std::chrono::milliseconds retry{1000};       // between connection attempts
-    HelloEvent hello;                            // `dropped` is filled in at each connect
+    HelloEvent hello;                            // `dropped` and the SM state are filled in at each connect
+    // Called from OpenSM's threads (in push) and the channel's; must be
+    // cheap, never block, never throw. Null: no SM state reported.
+    std::function<SmStatus()> sm_state;
+    std::chrono::milliseconds sm_state_interval{200};
   };
   // Runs on the channel's thread. May throw: the error is logged and no ack is sent.
   using CommandHandler = std::function<void(const Command&)>;
@@ -72,18 +102,26 @@ class EventChannel {
   // Bytes of fabric_changes lines encoded so far (whole fabrics and changes).
   uint64_t fabric_bytes() const { return fabric_bytes_.load(); }
   bool connected() const;
+  // The address of the controller connected to (text()), or "".
+  std::string controller() const;
 
  private:
+  // How a connection ended: not_leader (with the leader it named) or otherwise.
+  struct Ended {
+    bool not_leader = false;
+    std::string leader;
+  };
   bool enqueue(EventBody body, double time);
+  void note_sm_state_locked(double time);
   void run() noexcept;
-  int connect_once(std::string& why) const;
-  void serve(int fd);
+  Ended serve(ChannelConnection& conn, const ControllerAddress& address);
   void wait_wake(std::chrono::milliseconds timeout);
   void drain_wake();
   void wake() const;
   void log(LogLevel level, const std::string& text) const;
 
   const Options options_;
+  std::vector<ControllerAddress> addresses_;  // socket_path then controllers
   const CommandHandler on_command_;
   const LogSink log_;
 
@@ -94,6 +132,8 @@ class EventChannel {
   uint64_t dropped_ = 0;
   uint64_t fabric_pass_ = 0;
   std::shared_ptr<const routing::Fabric> fabric_;  // the last snapshot, for resends
+  SmStatus sm_status_;                             // the last one reported
+  std::string controller_;                         // connected to (text)
 
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> sent_{0};

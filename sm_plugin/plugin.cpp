@@ -9,14 +9,17 @@
 // matrices multicast and SA use, same values as OpenSM's own (hop_matrices.h)
 // in a fraction of the time; `hop_matrices: opensm` leaves them to OpenSM.
 //
-// With `controller_socket` set, report() forwards OpenSM's events to the
-// controller (osm_events.h -> event_channel.h, docs/plugin_protocol.md) and the
+// With `controller_socket` or `controllers` set, report() forwards OpenSM's
+// events to the controller (osm_events.h -> event_channel.h, over a Unix
+// socket or TLS, docs/plugin_protocol.md), with OpenSM's SM state, and the
 // channel's thread hands its commands to the fast path (fast_path.h: only the
 // changed LFT blocks, sent by the plugin, acknowledged before the controller
 // hears "done"), which falls back to what OpenSM's console `reroute` does
 // (force_reroute, then osm_opensm_sweep) when it cannot push; with
 // `fast_path: opensm`, commands always go that way. Never done from report()
-// and never under OpenSM's lock.
+// and never under OpenSM's lock. The controller's `policy` lines are written
+// to the policy file (controller_policy.h) by every SM, master or standby,
+// with `policy_from_controller`.
 //
 // The C boundary: nothing may unwind into OpenSM (C code, compiled without
 // unwind tables). Every entry point catches everything, logs it and returns
@@ -31,6 +34,7 @@
 #include <string>
 #include <variant>
 
+#include "sm_plugin/controller_policy.h"
 #include "sm_plugin/event_channel.h"
 #include "sm_plugin/fast_path.h"
 #include "sm_plugin/osm_events.h"
@@ -68,6 +72,10 @@ struct Plugin {
 
   // A controller command, on the channel's thread.
   void run_command(const Command& c) {
+    if (c.kind == CommandKind::kPolicy) {
+      take_policy(c);
+      return;
+    }
     // OpenSM's shutdown has begun: its sweeper may be gone (no ack is sent).
     if (osm_exit_flag) throw std::runtime_error("OpenSM is exiting");
     if (fast_) {
@@ -82,6 +90,39 @@ struct Plugin {
     osm_opensm_sweep(osm_);
     logger_.log(LogLevel::kVerbose, "controller: %s '%s': reroute requested", std::string(to_string(c.kind)).c_str(),
                 c.id.c_str());
+  }
+
+  // The controller's policy, on the channel's thread: into the policy file
+  // when it differs; the next routing pass reads it again. Throws (no ack)
+  // when it is not taken.
+  void take_policy(const Command& c) {
+    if (!config_.policy_from_controller) {
+      throw std::runtime_error("not taken: policy_from_controller is off (the policy file " +
+                               (config_.policy_file.empty() ? std::string("(none)") : config_.policy_file) +
+                               " is this host's)");
+    }
+    Result<PolicyWrite> w = write_controller_policy(config_.policy_file, c.yaml);
+    if (!w) throw std::runtime_error("the controller's policy refused: " + w.error().message);
+    if (*w == PolicyWrite::kWritten) {
+      pass_.request_policy_reload();
+      logger_.log(LogLevel::kInfo, "controller: policy '%s' written to %s (%zu bytes)", c.id.c_str(),
+                  config_.policy_file.c_str(), c.yaml.size());
+    } else {
+      logger_.log(LogLevel::kVerbose, "controller: policy '%s' is the one in %s already", c.id.c_str(),
+                  config_.policy_file.c_str());
+    }
+  }
+
+  // OpenSM's SM state, read without its lock (two plain fields; a torn read
+  // is at worst one stale report, corrected at the next look).
+  EventChannel::SmStatus sm_status() const {
+    const uint8_t state = osm_->subn.sm_state;
+    const char* name = state == IB_SMINFO_STATE_MASTER        ? "master"
+                       : state == IB_SMINFO_STATE_STANDBY     ? "standby"
+                       : state == IB_SMINFO_STATE_DISCOVERING ? "discovering"
+                       : state == IB_SMINFO_STATE_NOTACTIVE   ? "not_active"
+                                                              : "unknown";
+    return {name, cl_ntoh64(osm_->subn.sm_port_guid)};
   }
 
   // The fast path: controller commands, and with a port probe link failures
@@ -110,7 +151,11 @@ struct Plugin {
   void start_events() {
     EventChannel::Options options;
     options.socket_path = config_.controller_socket;
+    options.controllers = config_.controllers;
+    options.tls.ca_file = config_.controller_ca;
     options.hello = HelloEvent{"osmrailyard", RAILYARD_VERSION, static_cast<int64_t>(::getpid()), OSM_VERSION, 0};
+    options.hello.token = config_.controller_token;
+    options.sm_state = [this] { return sm_status(); };
     events_ = std::make_unique<EventChannel>(
         std::move(options), [this](const Command& c) { run_command(c); },
         [this](LogLevel level, const std::string& text) { logger_.log(level, "%s", text.c_str()); });
@@ -201,11 +246,14 @@ void* create(osm_opensm_t* osm) noexcept {
     plugin->fast_.reset();
   }
   // Events are an addition: if they cannot start, routing still works.
-  if (!plugin->config_.controller_socket.empty()) {
+  if (plugin->config_.events_on()) {
     try {
       plugin->start_events();
-      plugin->logger_.log(LogLevel::kInfo, "events to the controller on %s; its commands applied by %s",
-                          plugin->config_.controller_socket.c_str(),
+      std::string where = plugin->config_.controller_socket.empty() ? "" : "unix:" + plugin->config_.controller_socket;
+      for (const ControllerAddress& a : plugin->config_.controllers) where += (where.empty() ? "" : ", ") + a.text();
+      plugin->logger_.log(LogLevel::kInfo, "events to the controller on %s%s; its commands applied by %s",
+                          where.c_str(),
+                          plugin->config_.policy_from_controller ? " (its policy written to the policy file)" : "",
                           plugin->fast_ ? "the fast path (changed LFT blocks pushed by the plugin)"
                                         : "OpenSM's force_reroute");
     } catch (...) {

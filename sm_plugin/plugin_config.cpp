@@ -1,10 +1,13 @@
 #include "sm_plugin/plugin_config.h"
 
+#include <algorithm>
 #include <cassert>
+#include <optional>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "controller/token_file.h"
 #include "policies/yaml_doc.h"
 
 namespace railyard::sm_plugin {
@@ -20,9 +23,11 @@ Result<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
     return (std::filesystem::path(source_name).parent_path() / p).string();
   };
   Status s = yaml::read_yaml_document(text, source_name, "the plugin configuration", [&](const yaml::Value& root) {
-    const yaml::Map m = root.map(
-        {"policy_file", "log_level", "hop_matrices", "controller_socket", "fast_path", "port_probe"},
-        yaml::IfNull::kEmpty);  // an empty file: the defaults
+    const yaml::Map m = root.map({"policy_file", "log_level", "hop_matrices", "controller_socket", "fast_path",
+                                  "port_probe", "controllers", "controller_ca", "controller_token_file",
+                                  "policy_from_controller"},
+                                 yaml::IfNull::kEmpty);  // an empty file: the defaults
+    std::optional<bool> policy_from_controller;
     for (const auto& [key, value] : m.entries()) {
       if (key == "policy_file") {
         if (!value.is_null()) config.policy_file = anchored(value.string());
@@ -38,6 +43,32 @@ Result<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
         config.port_probe = value.string();
         if (config.port_probe.empty()) value.fail("'port_probe': expected a path or off");
         if (config.port_probe != "off") config.port_probe = anchored(config.port_probe);
+      } else if (key == "controllers") {
+        if (value.is_null()) continue;
+        for (const std::string& text : value.strings()) {
+          Result<ControllerAddress> a = parse_controller_address(text);
+          if (!a) value.fail("'controllers': " + a.error().message);
+          if (a->kind == ControllerAddress::Kind::kUnix) {
+            a->path = anchored(a->path);
+            if (a->path.size() > kMaxSocketPath) {
+              value.fail("'controllers': '" + text + "': socket path longer than " + std::to_string(kMaxSocketPath) +
+                         " bytes once taken from the config's folder");
+            }
+          }
+          config.controllers.push_back(*a);
+        }
+        if (config.controllers.empty()) value.fail("'controllers': expected at least one address");
+      } else if (key == "controller_ca") {
+        config.controller_ca = anchored(value.string());
+        if (config.controller_ca.empty()) value.fail("'controller_ca': expected a file");
+      } else if (key == "controller_token_file") {
+        const std::string path = anchored(value.string());
+        if (path.empty()) value.fail("'controller_token_file': expected a file");
+        Result<std::string> token = controller::read_token_file(path);
+        if (!token) value.fail("'controller_token_file': " + token.error().message);
+        config.controller_token = *token;
+      } else if (key == "policy_from_controller") {
+        policy_from_controller = value.boolean();
       } else {  // controller_socket
         if (value.is_null()) continue;
         const std::string path = value.string();
@@ -53,6 +84,20 @@ Result<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
         }
       }
     }
+    const bool tls = std::any_of(config.controllers.begin(), config.controllers.end(),
+                                 [](const ControllerAddress& a) { return a.kind == ControllerAddress::Kind::kTls; });
+    if (tls && config.controller_ca.empty()) {
+      m.find("controllers")->fail(
+          "'controllers': a tls:// address needs controller_ca (the CA of the controller's certificate)");
+    }
+    if (tls && config.controller_token.empty()) {
+      m.find("controllers")->fail("'controllers': a tls:// address needs controller_token_file");
+    }
+    if (policy_from_controller.value_or(false) && config.policy_file.empty()) {
+      m.find("policy_from_controller")->fail("'policy_from_controller': needs a policy_file to write the policy to");
+    }
+    config.policy_from_controller =
+        policy_from_controller.value_or(!config.controllers.empty() && !config.policy_file.empty());
   });
   if (!s) return s.error();
   return config;

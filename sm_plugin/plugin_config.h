@@ -11,6 +11,17 @@
 //   controller_socket: <path>   # Unix socket of railyard's controller: events
 //                               # out, commands in (docs/plugin_protocol.md).
 //                               # Absent: events off. At most 107 bytes.
+//                               # The same as controllers: [unix:<path>].
+//   controllers: [unix:/run/railyard/plugin.sock, tls://mgmt2:8641, ...]
+//                          # several controllers (controller_address.h), tried
+//                          # in order; the leader is followed (not_leader)
+//   controller_ca: <pem>   # tls:// addresses: the CA the controller's
+//                          # certificate must chain to (required with tls://)
+//   controller_token_file: <path>  # tls:// addresses: the token sent in hello
+//                          # (one line, mode 0600: controller/token_file.h)
+//   policy_from_controller: true   # write the policy the controller pushes
+//                          # into policy_file (default: true when
+//                          # `controllers` is set and there is a policy_file)
 //   fast_path: push        # push | opensm: how the controller's commands (and,
 //                          # with a port probe, link failures) are applied: the
 //                          # changed LFT blocks sent by the plugin
@@ -28,8 +39,10 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "routing/result.h"
+#include "sm_plugin/controller_address.h"
 #include "sm_plugin/log_level.h"
 
 namespace railyard::sm_plugin {
@@ -38,11 +51,16 @@ namespace railyard::sm_plugin {
 constexpr size_t kMaxSocketPath = 107;
 
 struct PluginConfig {
+  bool events_on() const { return !controller_socket.empty() || !controllers.empty(); }
   std::string source;       // the file it came from; empty for defaults
   std::string policy_file;  // absolute or relative to the process; empty = default policy
   LogLevel log_level = LogLevel::kInfo;
   bool railyard_hop_matrices = true;  // false: OpenSM builds them (build_lid_matrices NULL)
-  std::string controller_socket;      // empty: events off
+  std::string controller_socket;      // a Unix socket; with `controllers` empty: events off
+  std::vector<ControllerAddress> controllers;  // after controller_socket, if both
+  std::string controller_ca;          // PEM file, for tls:// addresses
+  std::string controller_token;       // read from controller_token_file; empty: none
+  bool policy_from_controller = false;  // the controller's `policy` lines are written to policy_file
   bool fast_path = true;              // false: commands go to OpenSM's force_reroute
   // railyard-port-probe for trap 128s (fast_path.h on_trap); "off": traps
   // are left to OpenSM; empty: the installed one, if it is there.

@@ -11,6 +11,8 @@ std::string_view to_string(CommandKind kind) {
     case CommandKind::kReroute: return "reroute";
     case CommandKind::kPolicyChanged: return "policy_changed";
     case CommandKind::kSendFabric: return "send_fabric";
+    case CommandKind::kNotLeader: return "not_leader";
+    case CommandKind::kPolicy: return "policy";
   }
   return "reroute";
 }
@@ -19,12 +21,17 @@ std::optional<CommandKind> parse_command_kind(std::string_view type) {
   if (type == "reroute") return CommandKind::kReroute;
   if (type == "policy_changed") return CommandKind::kPolicyChanged;
   if (type == "send_fabric") return CommandKind::kSendFabric;
+  if (type == "not_leader") return CommandKind::kNotLeader;
+  if (type == "policy") return CommandKind::kPolicy;
   return std::nullopt;
 }
 
 std::string encode_command(const Command& command) {
-  return json{{"type", to_string(command.kind)}, {"id", command.id}}.dump(-1, ' ', false,
-                                                                          json::error_handler_t::replace);
+  json j{{"type", to_string(command.kind)}};
+  if (command.kind != CommandKind::kNotLeader) j["id"] = command.id;
+  if (command.kind == CommandKind::kNotLeader) j["leader"] = command.leader;
+  if (command.kind == CommandKind::kPolicy) j["yaml"] = command.yaml;
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 Decoded<Command> decode_command(const json& line) {
@@ -36,6 +43,8 @@ Decoded<Command> decode_command(const json& line) {
     const FieldReader r(line, type);
     Command c{*kind, r.has("id") ? r.string("id") : std::string()};
     if (c.id.size() > kMaxRequestId) throw r.bad_value("id", "longer than " + std::to_string(kMaxRequestId) + " bytes");
+    if (c.kind == CommandKind::kNotLeader && r.has("leader")) c.leader = r.string("leader");
+    if (c.kind == CommandKind::kPolicy) c.yaml = r.string("yaml");
     return c;
   } catch (const DecodeError& error) {
     return error;

@@ -272,6 +272,14 @@ PortSelectEvent read_port_select(const FieldReader& r) {
 
 AckEvent read_ack(const FieldReader& r) { return AckEvent{r.string("id"), r.string("command")}; }
 
+std::string read_sm_state(const FieldReader& r, std::string_view key) {
+  std::string state = r.string(key);
+  if (std::find(std::begin(kSmStates), std::end(kSmStates), state) == std::end(kSmStates)) {
+    throw r.bad_value(key, "must be master, standby, discovering, not_active or unknown");
+  }
+  return state;
+}
+
 HelloEvent read_hello(const FieldReader& r) {
   HelloEvent e;
   e.plugin = r.string("plugin");
@@ -279,6 +287,17 @@ HelloEvent read_hello(const FieldReader& r) {
   e.pid = r.sint<int64_t>("pid");
   e.opensm = r.string("opensm");
   e.dropped = r.uint<uint64_t>("dropped");
+  // Since the plugin reaches controllers on other hosts: optional.
+  if (r.has("token")) e.token = r.string("token");
+  if (r.has("sm_port_guid")) e.sm_port_guid = r.guid("sm_port_guid");
+  if (r.has("sm_state")) e.sm_state = read_sm_state(r, "sm_state");
+  return e;
+}
+
+SmStateEvent read_sm_state_event(const FieldReader& r) {
+  SmStateEvent e;
+  e.state = read_sm_state(r, "state");
+  e.sm_port_guid = r.guid("sm_port_guid");
   return e;
 }
 
@@ -301,6 +320,7 @@ constexpr std::pair<std::string_view, BodyReader> kReaders[] = {
     {"hello", as_body<read_hello>},
     {"fast_path", as_body<read_fast_path>},
     {"fabric_changes", as_body<read_fabric_changes>},
+    {"sm_state", as_body<read_sm_state_event>},
 };
 
 }  // namespace

@@ -234,6 +234,14 @@ void fill(json& j, const HelloEvent& e) {
   j["pid"] = e.pid;
   j["opensm"] = e.opensm;
   j["dropped"] = e.dropped;
+  if (!e.token.empty()) j["token"] = e.token;
+  if (e.sm_port_guid != 0) j["sm_port_guid"] = guid_text(e.sm_port_guid);
+  if (!e.sm_state.empty()) j["sm_state"] = e.sm_state;
+}
+
+void fill(json& j, const SmStateEvent& e) {
+  j["state"] = e.state;
+  j["sm_port_guid"] = guid_text(e.sm_port_guid);
 }
 
 }  // namespace

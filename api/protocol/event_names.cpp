@@ -117,6 +117,7 @@ std::string_view event_type(const EventBody& body) {
                         [](const HelloEvent&) { return std::string_view("hello"); },
                         [](const FastPathEvent&) { return std::string_view("fast_path"); },
                         [](const FabricChangesEvent&) { return std::string_view("fabric_changes"); },
+                        [](const SmStateEvent&) { return std::string_view("sm_state"); },
                     },
                     body);
 }

@@ -14,8 +14,15 @@ namespace railyard::protocol {
 // kSendFabric: the controller's copy of the fabric does not match the
 // plugin's changes (docs/plugin_protocol.md, fabric_changes): send the whole
 // fabric again. Handled by the plugin's channel itself, never acknowledged.
-enum class CommandKind : uint8_t { kReroute, kPolicyChanged, kSendFabric };
-// The `type` on the wire: "reroute", "policy_changed", "send_fabric".
+// kNotLeader: this controller is not the leader; `leader` names the leader's
+// plugin address (empty: unknown). Sent before the controller closes the
+// connection; handled by the plugin's channel itself, never acknowledged.
+// kPolicy: the policy in force, as canonical YAML (`yaml`,
+// policies::render_policy_yaml), for the plugin's policy file; acknowledged
+// when the plugin took it.
+enum class CommandKind : uint8_t { kReroute, kPolicyChanged, kSendFabric, kNotLeader, kPolicy };
+// The `type` on the wire: "reroute", "policy_changed", "send_fabric",
+// "not_leader", "policy".
 std::string_view to_string(CommandKind kind);
 std::optional<CommandKind> parse_command_kind(std::string_view type);
 
@@ -25,6 +32,8 @@ constexpr size_t kMaxRequestId = 128;
 struct Command {
   CommandKind kind = CommandKind::kReroute;
   std::string id;  // at most kMaxRequestId bytes; empty when the controller gave none
+  std::string leader;  // kNotLeader only: the leader's plugin address, or empty
+  std::string yaml;    // kPolicy only: the policy's YAML
   bool operator==(const Command&) const = default;
 };
 

@@ -201,18 +201,36 @@ struct AckEvent {
   bool operator==(const AckEvent&) const = default;
 };
 
+// OpenSM's SM state (SMInfo's SMState) as the wire writes it: "master",
+// "standby", "discovering", "not_active", "unknown".
+inline constexpr std::string_view kSmStates[] = {"master", "standby", "discovering", "not_active", "unknown"};
+inline constexpr std::string_view kSmMaster = "master";
+
+// The optional fields (since the plugin reaches controllers on other hosts,
+// docs/plugin_protocol.md) are left off the wire when empty or 0.
 struct HelloEvent {
   std::string plugin;
   std::string version;
   int64_t pid = 0;
   std::string opensm;
   uint64_t dropped = 0;
+  std::string token;          // the controller's shared secret (TLS connections); empty: none
+  uint64_t sm_port_guid = 0;  // the SM's port GUID; 0: unknown
+  std::string sm_state;       // one of kSmStates; empty: unknown (an older plugin)
   bool operator==(const HelloEvent&) const = default;
+};
+
+// OpenSM's SM state changed (master, standby, ...): the controller follows
+// which of several plugins is the master's.
+struct SmStateEvent {
+  std::string state;  // one of kSmStates
+  uint64_t sm_port_guid = 0;
+  bool operator==(const SmStateEvent&) const = default;
 };
 
 using EventBody = std::variant<SimpleEvent, TrapEvent, LftChangeEvent, UcastRoutingDoneEvent, RoutingPassEvent,
                                FabricEvent, PortCountersEvent, PortErrorsEvent, PortSelectEvent, AckEvent,
-                               HelloEvent, FastPathEvent, FabricChangesEvent>;
+                               HelloEvent, FastPathEvent, FabricChangesEvent, SmStateEvent>;
 
 // What every line carries besides its body.
 struct Event {

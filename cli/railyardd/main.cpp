@@ -11,6 +11,7 @@
 #include <utility>  // before Asio: Boost 1.74's awaitable.hpp uses std::exchange unincluded
 #include <boost/asio.hpp>
 #include <iostream>
+#include <mutex>
 #include <thread>
 
 #include "api/api.h"
@@ -40,10 +41,23 @@ int check_config(const std::string& path) {
       return 2;
     }
   }
+  // The TLS certificate and key are loaded by start() too; saying it here
+  // spares a failed start.
+  if (cfg->plugin_listen_port != 0) {
+    if (auto ctx = controller::make_plugin_tls_context(cfg->plugin_tls_cert, cfg->plugin_tls_key); !ctx) {
+      std::cerr << "railyardd: " << path << ": " << ctx.error().message << "\n";
+      return 2;
+    }
+  }
   std::cout << path << ": ok (listen " << cfg->listen_address << ":" << cfg->listen_port << ", "
             << cfg->tokens.size() << " tokens, database " << cfg->database << ", fabric "
-            << (cfg->fabric_source == controller::FabricSource::kLive ? "live via " + cfg->plugin_socket
-                                                                      : "offline from " + cfg->topology_file)
+            << (cfg->fabric_source == controller::FabricSource::kLive
+                    ? "live via " + cfg->plugin_socket +
+                          (cfg->plugin_listen_port != 0
+                               ? (cfg->plugin_socket.empty() ? "" : " and ") + std::string("TLS on ") +
+                                     cfg->plugin_listen_host + ":" + std::to_string(cfg->plugin_listen_port)
+                               : "")
+                    : "offline from " + cfg->topology_file)
             << (cfg->ha ? ", ha member " + cfg->ha->member + " of " + std::to_string(cfg->ha->etcd.size()) +
                               " etcd endpoints"
                         : std::string())
@@ -73,8 +87,13 @@ int serve(const std::string& path, int port_override, const std::string& port_fi
                  st.st_mode & 07777);
   }
   const bool live = cfg->fabric_source == controller::FabricSource::kLive;
-  const controller::PluginSocketOptions socket_options{cfg->plugin_socket, cfg->plugin_socket_mode,
-                                                      cfg->plugin_socket_group};
+  controller::PluginSocketOptions socket_options{cfg->plugin_socket, cfg->plugin_socket_mode,
+                                                cfg->plugin_socket_group};
+  socket_options.tls_host = cfg->plugin_listen_host;
+  socket_options.tls_port = cfg->plugin_listen_port;
+  socket_options.tls_cert_file = cfg->plugin_tls_cert;
+  socket_options.tls_key_file = cfg->plugin_tls_key;
+  socket_options.token = cfg->plugin_token;
   const std::string address = cfg->listen_address;
   const uint16_t port = cfg->listen_port;
   const api::ServerLimits limits = api::ServerLimits::from(*cfg);
@@ -82,6 +101,20 @@ int serve(const std::string& path, int port_override, const std::string& port_fi
   // High availability (ha: in the config, docs/ha.md): the store's writes
   // go through the replicated log; the controller writes only as leader.
   controller::Controller* ctl_ptr = nullptr;
+  // The plugin link, for the replicator's thread: set once the link exists,
+  // cleared before it goes.
+  struct PluginsHandle {
+    std::mutex mu;
+    controller::PluginLink* link = nullptr;
+    void drop_all(const std::string& leader) {
+      std::lock_guard lock(mu);
+      if (link) link->drop_all_not_leader(leader);
+    }
+    void set(controller::PluginLink* l) {
+      std::lock_guard lock(mu);
+      link = l;
+    }
+  } plugins;
   std::unique_ptr<controller::Replicator> replicator;
   if (config_copy.ha) {
     controller::Replicator::Hooks hooks;
@@ -93,12 +126,11 @@ int serve(const std::string& path, int port_override, const std::string& port_fi
       if (!ctl_ptr) return;
       if (Status s = ctl_ptr->follow_store(true); !s) throw controller::StoreError(s.error().message);
     };
-    hooks.leadership = [](bool leader) {
+    hooks.leadership = [&plugins, &replicator](bool leader) {
       spdlog::info("replication: this member is {}", leader ? "the leader" : "no longer the leader");
-      // TODO(lead, plugin link): once PluginLink has the leader hook
-      // (ha-plugin: PluginLink::set_leader_hook / drop_all_not_leader), call
-      // link->drop_all_not_leader(replicator->plugin_redirect().value_or(""))
-      // here when `leader` is false, and set the hook below.
+      // A member that is no longer the leader tells its plugins where the
+      // leader is and closes them (they must not feed a follower).
+      if (!leader) plugins.drop_all(replicator ? replicator->plugin_redirect().value_or("") : std::string());
     };
     hooks.log = [](bool warn, const std::string& text) {
       spdlog::log(warn ? spdlog::level::warn : spdlog::level::info, "{}", text);
@@ -136,6 +168,11 @@ int serve(const std::string& path, int port_override, const std::string& port_fi
 
   boost::asio::io_context io;
   std::unique_ptr<controller::PluginLink> link;
+  // Destroyed before `link`: the replicator's thread no longer reaches it.
+  struct ClearPlugins {
+    PluginsHandle& h;
+    ~ClearPlugins() { h.set(nullptr); }
+  } clear_plugins{plugins};
   if (live) {
     // Bound before the HTTP port: a second railyardd with the same config
     // stops here, on the socket's lock, and removes nothing of the first's.
@@ -153,15 +190,24 @@ int serve(const std::string& path, int port_override, const std::string& port_fi
                                           : spdlog::level::err,
                       "plugin socket {}", text);
         });
+    if (replicator) {
+      // A follower answers a plugin with not_leader (the leader's plugin address).
+      link->set_leader_hook([r = replicator.get()] { return r->plugin_redirect(); });
+    }
     if (Status s = link->start(); !s) {
       spdlog::error("{}", s.error().message);
       return 1;
     }
+    plugins.set(link.get());
     ctl.set_plugin_sender([&link](const std::string& line) { return link->send(line); });
-    // TODO(lead, plugin link): with ha, link->set_leader_hook([r = replicator.get()] {
-    //   return r ? r->plugin_redirect() : std::nullopt; }) once PluginLink has it (ha-plugin branch).
-    spdlog::info("waiting for the OpenSM plugin on {} (mode {:04o}{})", socket_options.path, socket_options.mode,
-                 socket_options.group.empty() ? "" : ", group " + socket_options.group);
+    ctl.set_policy_broadcaster([&link](const std::string& yaml) { link->broadcast_policy(yaml); });
+    if (!socket_options.path.empty()) {
+      spdlog::info("waiting for the OpenSM plugin on {} (mode {:04o}{})", socket_options.path, socket_options.mode,
+                   socket_options.group.empty() ? "" : ", group " + socket_options.group);
+    }
+    if (link->tls_port() != 0) {
+      spdlog::info("waiting for OpenSM plugins on {}:{} (TLS, token)", socket_options.tls_host, link->tls_port());
+    }
   }
 
   // Automatic isolation (isolation: in the config, off by default): its

@@ -69,6 +69,52 @@ TEST(ControllerConfig, ReadsTokenFiles) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(ControllerConfig, ReadsThePluginTlsListener) {
+  const auto dir = std::filesystem::temp_directory_path() / ("ry-config-tls-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "plugin.token") << "plugin-token-abcdefghijklmnop\n";
+  std::filesystem::permissions(dir / "plugin.token",
+                               std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  const std::string source = (dir / "c.yaml").string();
+  auto cfg = parse_controller_config(
+      "fabric: {source: live, plugin_listen: 0.0.0.0:8641, plugin_tls_cert: tls.crt, plugin_tls_key: tls.key, "
+      "plugin_token_file: plugin.token}\n",
+      source);
+  ASSERT_TRUE(cfg.ok()) << cfg.error().message;
+  EXPECT_EQ(cfg->plugin_socket, "") << "TLS alone is enough for live";
+  EXPECT_EQ(cfg->plugin_listen_host, "0.0.0.0");
+  EXPECT_EQ(cfg->plugin_listen_port, 8641);
+  EXPECT_EQ(cfg->plugin_tls_cert, (dir / "tls.crt").string());
+  EXPECT_EQ(cfg->plugin_tls_key, (dir / "tls.key").string());
+  EXPECT_EQ(cfg->plugin_token, "plugin-token-abcdefghijklmnop");
+  auto v6 = parse_controller_config(
+      "fabric: {source: live, plugin_socket: /run/p.sock, plugin_listen: '[::1]:9', plugin_tls_cert: c, "
+      "plugin_tls_key: k, plugin_token_file: plugin.token}\n",
+      source);
+  ASSERT_TRUE(v6.ok()) << v6.error().message;
+  EXPECT_EQ(v6->plugin_listen_host, "::1");
+  EXPECT_EQ(v6->plugin_listen_port, 9);
+
+  const std::pair<std::string, std::string> bad[] = {
+      {"fabric: {source: live, plugin_listen: 8641, plugin_tls_cert: c, plugin_tls_key: k, plugin_token_file: plugin.token}\n",
+       "c.yaml:1: plugin_listen must be host:port or [IPv6]:port (got '8641')"},
+      {"fabric: {source: live, plugin_listen: 'h:0', plugin_tls_cert: c, plugin_tls_key: k, plugin_token_file: plugin.token}\n",
+       "plugin_listen must be host:port with a port 1..65535 (got 'h:0')"},
+      {"fabric: {source: live, plugin_listen: 'h:1'}\n",
+       "plugin_listen (TLS) needs plugin_tls_cert, plugin_tls_key and plugin_token_file"},
+      {"fabric: {source: live, plugin_socket: /run/p.sock, plugin_tls_cert: c}\n",
+       "plugin_tls_cert, plugin_tls_key and plugin_token_file go with plugin_listen"},
+      {"fabric: {source: live, plugin_listen: 'h:1', plugin_tls_cert: c, plugin_tls_key: k, plugin_token_file: nope}\n",
+       "plugin_token_file: cannot read the token file"},
+  };
+  for (const auto& [text, expected] : bad) {
+    auto r = parse_controller_config(text, source);
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_NE(r.error().message.find(expected), std::string::npos) << text << " -> " << r.error().message;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 struct BadCase {
   const char* text;
   const char* expected;  // a piece of the message, with the line

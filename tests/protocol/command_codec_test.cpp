@@ -20,6 +20,33 @@ TEST(CommandCodec, EveryCommandRoundTrips) {
   }
 }
 
+TEST(CommandCodec, NotLeaderAndPolicyCarryTheirFields) {
+  const Command not_leader{CommandKind::kNotLeader, "", "tls://10.0.0.2:8641"};
+  EXPECT_EQ(encode_command(not_leader), R"({"leader":"tls://10.0.0.2:8641","type":"not_leader"})");
+  Decoded<Command> back = decode_command_line(encode_command(not_leader));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, not_leader);
+  // No leader known: empty, absent or null all read as "".
+  for (const char* line : {R"({"type":"not_leader","leader":""})", R"({"type":"not_leader"})",
+                           R"({"type":"not_leader","leader":null})"}) {
+    Decoded<Command> c = decode_command_line(line);
+    ASSERT_TRUE(c.ok()) << line;
+    EXPECT_EQ(c->kind, CommandKind::kNotLeader);
+    EXPECT_EQ(c->leader, "");
+  }
+  const Command policy{CommandKind::kPolicy, "p3", "", "drains:\n  - link: \"a\"\n"};
+  EXPECT_EQ(encode_command(policy), R"({"id":"p3","type":"policy","yaml":"drains:\n  - link: \"a\"\n"})");
+  back = decode_command_line(encode_command(policy));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, policy);
+  Decoded<Command> no_yaml = decode_command_line(R"({"type":"policy","id":"p"})");
+  ASSERT_FALSE(no_yaml.ok());
+  EXPECT_EQ(no_yaml.error().message(), "policy: yaml is missing");
+  Decoded<Command> bad_leader = decode_command_line(R"({"type":"not_leader","leader":5})");
+  ASSERT_FALSE(bad_leader.ok());
+  EXPECT_EQ(bad_leader.error().message(), "not_leader: leader must be a string");
+}
+
 TEST(CommandCodec, TheWireFormatIsUnchanged) {
   // What railyardd has always sent (nlohmann::json, keys sorted).
   EXPECT_EQ(encode_command(Command{CommandKind::kPolicyChanged, "r17-1"}), R"({"id":"r17-1","type":"policy_changed"})");

@@ -169,6 +169,8 @@ std::vector<Event> samples() {
   add(PortSelectEvent{{1, 2, "x"}, 99, 5});
   add(AckEvent{"R-1", "reroute"});
   add(HelloEvent{"osmrailyard", "0.1.0", 14154, "OpenSM 3.3.23", 6});
+  add(HelloEvent{"osmrailyard", "0.1.0", 14155, "OpenSM 3.3.23", 0, "s3cret", 0xe41d2d0300000001, "standby"});
+  add(SmStateEvent{"master", 0xe41d2d0300000001});
   return out;
 }
 
@@ -293,6 +295,28 @@ TEST(EventCodec, LinesOfOlderPluginsStillDecode) {
   EXPECT_FALSE(std::get<UcastRoutingDoneEvent>(done->body).digests.has_value());
   EXPECT_EQ(std::get<UcastRoutingDoneEvent>(done->body).blocks_changed, -1);
   EXPECT_FALSE(std::get<UcastRoutingDoneEvent>(done->body).engine_ok);
+}
+
+TEST(EventCodec, HelloSaysTokenAndSmStateOnlyWhenItHasThem) {
+  const std::string old = encode_event({1, 2, HelloEvent{"osmrailyard", "0.1.0", 1, "OpenSM 3.3.23", 0}});
+  EXPECT_EQ(old.find("token"), std::string::npos) << old;
+  EXPECT_EQ(old.find("sm_"), std::string::npos) << old;
+  const std::string line =
+      encode_event({1, 2, HelloEvent{"osmrailyard", "0.1.0", 1, "OpenSM 3.3.23", 0, "t", 0x1234, "master"}});
+  EXPECT_EQ(line,
+            R"({"dropped":0,"opensm":"OpenSM 3.3.23","pid":1,"plugin":"osmrailyard","seq":1,"sm_port_guid":"0x0000000000001234","sm_state":"master","time":2.0,"token":"t","type":"hello","version":"0.1.0"})");
+  EXPECT_EQ(encode_event({3, 4, SmStateEvent{"standby", 0x1234}}),
+            R"({"seq":3,"sm_port_guid":"0x0000000000001234","state":"standby","time":4.0,"type":"sm_state"})");
+}
+
+TEST(EventCodec, UnknownSmStatesAreRefused) {
+  Decoded<Event> bad = decode_event_line(R"({"seq":3,"sm_port_guid":"0x1","state":"boss","time":4.0,"type":"sm_state"})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message(), "sm_state: state must be master, standby, discovering, not_active or unknown");
+  Decoded<Event> hello = decode_event_line(
+      R"({"dropped":0,"opensm":"x","pid":1,"plugin":"p","seq":1,"sm_state":7,"time":2.0,"type":"hello","version":"v"})");
+  ASSERT_FALSE(hello.ok());
+  EXPECT_EQ(hello.error().message(), "hello: sm_state must be a string");
 }
 
 TEST(EventCodec, NonFiniteNumbersAreRefused) {

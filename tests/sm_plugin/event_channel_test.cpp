@@ -160,6 +160,55 @@ TEST_F(EventChannelTest, WithoutAControllerEventsAreDroppedCountedAndReportedInT
   EXPECT_EQ(trap["lid"], 3);
 }
 
+// OpenSM's SM state: in the hello, and as an sm_state event numbered before
+// the event that found it changed (a new master's first fabric follows its
+// sm_state); a standby's change is seen by the channel's own look too.
+TEST_F(EventChannelTest, TheSmStateGoesInTheHelloAndAheadOfTheEventThatSawItChange) {
+  std::mutex mu;
+  std::string state = "standby";
+  EventChannel::Options o = options();
+  o.sm_state_interval = 10s;  // the first part: only events look
+  o.sm_state = [&] {
+    std::lock_guard lock(mu);
+    return EventChannel::SmStatus{state, 0xabc};
+  };
+  Listener controller(path_);
+  EventChannel channel(o, nullptr, log_sink());
+  ASSERT_TRUE(controller.accept());
+  const json hello = controller.next();
+  EXPECT_EQ(hello["sm_state"], "standby");
+  EXPECT_EQ(hello["sm_port_guid"], "0x0000000000000abc");
+  ASSERT_TRUE(eventually([&] { return channel.connected(); }));
+  {
+    std::lock_guard lock(mu);
+    state = "master";
+  }
+  EXPECT_TRUE(channel.push(SimpleEvent{SimpleKind::kSubnetUp}));
+  const json sm = controller.next();
+  EXPECT_EQ(sm["type"], "sm_state");
+  EXPECT_EQ(sm["state"], "master");
+  EXPECT_EQ(sm["seq"], hello["seq"].get<int>() + 1);
+  const json up = controller.next();
+  EXPECT_EQ(up["type"], "subnet_up");
+  EXPECT_EQ(up["seq"], hello["seq"].get<int>() + 2);
+  EXPECT_TRUE(controller.next(100ms).is_discarded()) << "said once";
+}
+
+TEST_F(EventChannelTest, AStandbysStateChangeIsSeenWithoutAnyEvent) {
+  std::atomic<bool> master{false};
+  EventChannel::Options o = options();
+  o.sm_state_interval = 20ms;
+  o.sm_state = [&] { return EventChannel::SmStatus{master ? "master" : "standby", 1}; };
+  Listener controller(path_);
+  EventChannel channel(o, nullptr, log_sink());
+  ASSERT_TRUE(controller.accept());
+  EXPECT_EQ(controller.next()["sm_state"], "standby");
+  master = true;
+  const json sm = controller.next();
+  EXPECT_EQ(sm["type"], "sm_state");
+  EXPECT_EQ(sm["state"], "master");
+}
+
 TEST_F(EventChannelTest, ReconnectsAfterTheControllerGoesAwayAndResendsTheFabric) {
   Listener controller(path_);
   EventChannel channel(options(), nullptr, log_sink());

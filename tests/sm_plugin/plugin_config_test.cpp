@@ -32,7 +32,8 @@ TEST(PluginConfig, UnknownKeyIsNamedWithItsLine) {
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error().message,
             "plugin.yaml:2: unknown key 'policy' at top level (expected policy_file, log_level, hop_matrices, "
-            "controller_socket, fast_path, port_probe)");
+            "controller_socket, fast_path, port_probe, controllers, controller_ca, controller_token_file, "
+            "policy_from_controller)");
 }
 
 // A repeated key used to let the last one win silently: now refused.
@@ -79,6 +80,59 @@ TEST(PluginConfig, HopMatricesChoice) {
   auto bad = parse_plugin_config("hop_matrices: fast\n", "plugin.yaml");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message, "plugin.yaml:1: 'hop_matrices' must be railyard or opensm, got a scalar 'fast'");
+}
+
+TEST(PluginConfig, SeveralControllers) {
+  const std::string dir = ::testing::TempDir() + "ry_plugin_config_controllers_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string token = dir + "/plugin.token";
+  {
+    std::ofstream(token) << "s3cret\n";
+  }
+  std::filesystem::permissions(token, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  const std::string source = dir + "/plugin.yaml";
+  auto c = parse_plugin_config("policy_file: p.yaml\ncontrollers: [unix:ry.sock, tls://mgmt2:8641, 'tls://[::1]:9']\n"
+                               "controller_ca: ca.crt\ncontroller_token_file: plugin.token\n",
+                               source);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_EQ(c->controllers.size(), 3u);
+  EXPECT_EQ(c->controllers[0].text(), "unix:" + dir + "/ry.sock") << "anchored at the config's folder";
+  EXPECT_EQ(c->controllers[1].text(), "tls://mgmt2:8641");
+  EXPECT_EQ(c->controllers[2].host, "::1");
+  EXPECT_EQ(c->controllers[2].text(), "tls://[::1]:9");
+  EXPECT_EQ(c->controller_ca, dir + "/ca.crt");
+  EXPECT_EQ(c->controller_token, "s3cret");
+  EXPECT_TRUE(c->policy_from_controller) << "the default with controllers and a policy file";
+  EXPECT_TRUE(c->events_on());
+
+  auto off = parse_plugin_config("policy_file: p.yaml\ncontrollers: [unix:/s]\npolicy_from_controller: false\n", source);
+  ASSERT_TRUE(off.ok()) << off.error().message;
+  EXPECT_FALSE(off->policy_from_controller);
+  auto socket_only = parse_plugin_config("policy_file: p.yaml\ncontroller_socket: /s\n", source);
+  ASSERT_TRUE(socket_only.ok());
+  EXPECT_FALSE(socket_only->policy_from_controller) << "controller_socket alone: as before";
+
+  const struct {
+    std::string text;
+    std::string message;
+  } bad[] = {
+      {"controllers: [http://x:1]\n", "'controllers': 'http://x:1': expected unix:/path or tls://host:port"},
+      {"controllers: [tls://x]\n", "'controllers': 'tls://x': no port (tls://host:port)"},
+      {"controllers: [tls://x:0]\n", "'controllers': 'tls://x:0': the port must be 1..65535"},
+      {"controllers: ['tls://::1:5']\n", "'controllers': 'tls://::1:5': an IPv6 address goes in brackets"},
+      {"controllers: []\n", "'controllers': expected at least one address"},
+      {"controllers: [tls://x:1]\ncontroller_token_file: plugin.token\n",
+       "'controllers': a tls:// address needs controller_ca"},
+      {"controllers: [tls://x:1]\ncontroller_ca: ca.crt\n", "'controllers': a tls:// address needs controller_token_file"},
+      {"controller_token_file: missing.token\n", "'controller_token_file': cannot read the token file"},
+      {"policy_from_controller: true\n", "'policy_from_controller': needs a policy_file"},
+  };
+  for (const auto& b : bad) {
+    auto r = parse_plugin_config(b.text, source);
+    ASSERT_FALSE(r.ok()) << b.text;
+    EXPECT_NE(r.error().message.find(b.message), std::string::npos) << b.text << " -> " << r.error().message;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(PluginConfig, ControllerSocket) {

@@ -1,5 +1,5 @@
-#include "controller/plugin_link.h"
-
+// PluginLink: the Unix socket (its file, lock and peers' credentials), and
+// the link's start and stop (controller/plugin_link.h).
 #include <fcntl.h>
 #include <grp.h>
 #include <sys/file.h>
@@ -8,18 +8,19 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
 
-namespace railyard::controller {
+#include "controller/plugin_link.h"
+#include "controller/plugin_link/session.h"
 
-namespace asio = boost::asio;
-using stream = asio::local::stream_protocol;
+namespace railyard::controller {
 
 namespace {
 
-std::string errno_text(int err) { return std::strerror(err); }
+std::string socket_errno_text(int err) { return std::strerror(err); }
 
 std::string file_kind(mode_t mode) {
   if (S_ISREG(mode)) return "a regular file";
@@ -38,13 +39,14 @@ Result<bool> socket_is_live(const std::string& path) {
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, path.data(), path.size());
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Error{"cannot create a socket: " + errno_text(errno)};
+  if (fd < 0) return Error{"cannot create a socket: " + socket_errno_text(errno)};
   const int rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
   const int err = errno;
   ::close(fd);
   if (rc == 0 || err == EAGAIN) return true;
   if (err == ECONNREFUSED) return false;
-  return Error{"cannot tell whether the socket " + path + " is in use (" + errno_text(err) + "); not replacing it"};
+  return Error{"cannot tell whether the socket " + path + " is in use (" + socket_errno_text(err) +
+               "); not replacing it"};
 }
 
 // Removes a stale socket at `path`; refuses a live one and anything that is
@@ -53,7 +55,7 @@ Status clear_path(const std::string& path) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return {};
-    return Error{path + ": " + errno_text(errno)};
+    return Error{path + ": " + socket_errno_text(errno)};
   }
   if (!S_ISSOCK(st.st_mode)) {
     return Error{path + " exists and is " + file_kind(st.st_mode) +
@@ -63,7 +65,7 @@ Status clear_path(const std::string& path) {
   if (!live) return live.error();
   if (*live) return Error{"another railyardd is listening on " + path};
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-    return Error{path + ": cannot remove the stale socket: " + errno_text(errno)};
+    return Error{path + ": cannot remove the stale socket: " + socket_errno_text(errno)};
   }
   return {};
 }
@@ -104,35 +106,17 @@ Result<gid_t> resolve_group(const std::string& name) {
       buf.resize(buf.size() * 2);
       continue;
     }
-    if (rc != 0) return Error{"cannot look up group '" + name + "': " + errno_text(rc)};
+    if (rc != 0) return Error{"cannot look up group '" + name + "': " + socket_errno_text(rc)};
     if (found == nullptr) return Error{"group '" + name + "' does not exist"};
     return found->gr_gid;
   }
 }
 
-struct PluginLink::Session {
-  Session(stream::socket s, size_t max_buffer) : socket(std::move(s)), buffer(max_buffer) {}
-  std::string who() const {
-    return "pid " + std::to_string(pid) + ", uid " + std::to_string(uid) + ", gid " + std::to_string(gid);
-  }
-  stream::socket socket;
-  asio::streambuf buffer;
-  pid_t pid = 0;
-  uid_t uid = 0;
-  gid_t gid = 0;
-  bool in_group = false;           // the configured group is among its supplementary groups
-  // On the link's strand:
-  bool plugin = false;             // has sent a line: the plugin's connection
-  std::deque<std::string> outbox;
-  bool writing = false;
-  bool closed = false;
-};
-
 PluginLink::PluginLink(asio::io_context& io, PluginSocketOptions options, LineHandler on_line,
                        ConnectionHandler on_connection, LogHandler log)
     : io_(io), strand_(asio::make_strand(io)), options_(std::move(options)), on_line_(std::move(on_line)),
-      on_connection_(std::move(on_connection)), log_(std::move(log)), acceptor_(strand_), accept_retry_(strand_),
-      own_uid_(::geteuid()) {}
+      on_connection_(std::move(on_connection)), log_(std::move(log)), acceptor_(strand_), tls_acceptor_(strand_),
+      accept_retry_(strand_), own_uid_(::geteuid()) {}
 
 // The io_context no longer runs this link's handlers (it has stopped, or
 // never ran them): whatever stop() left is done here.
@@ -143,9 +127,25 @@ void PluginLink::log(LogLevel level, const std::string& text) const {
 }
 
 Status PluginLink::start() {
+  const bool tls = options_.tls_port != 0 || !options_.tls_host.empty();
+  if (options_.path.empty() && !tls) return Error{"no plugin socket path"};
+  if (!options_.path.empty()) {
+    if (Status s = start_unix(); !s) return s;
+  }
+  if (tls) {
+    if (Status s = start_tls(); !s) {
+      close_all();
+      return s;
+    }
+  }
+  if (acceptor_.is_open()) accept();
+  if (tls_acceptor_.is_open()) accept_tls();
+  return {};
+}
+
+Status PluginLink::start_unix() {
   const std::string& path = options_.path;
   if (acceptor_.is_open() || lock_fd_ >= 0) return Error{path + ": the plugin socket is already open"};
-  if (path.empty()) return Error{"no plugin socket path"};
   if (path.size() >= sizeof(sockaddr_un{}.sun_path)) {
     return Error{path + ": a socket path must be shorter than " + std::to_string(sizeof(sockaddr_un{}.sun_path)) +
                  " bytes"};
@@ -166,13 +166,13 @@ Status PluginLink::start() {
   //    different files of the same name); O_NOFOLLOW: not through a symlink.
   const std::string lock_path = path + ".lock";
   lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (lock_fd_ < 0) return Error{lock_path + ": cannot open the lock file: " + errno_text(errno)};
+  if (lock_fd_ < 0) return Error{lock_path + ": cannot open the lock file: " + socket_errno_text(errno)};
   if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
     ::close(lock_fd_);
     lock_fd_ = -1;
     if (err == EWOULDBLOCK) return Error{"another railyardd is listening on " + path + " (it holds " + lock_path + ")"};
-    return Error{lock_path + ": cannot lock: " + errno_text(err)};
+    return Error{lock_path + ": cannot lock: " + socket_errno_text(err)};
   }
   auto give_up = [this](const std::string& message) -> Status {
     boost::system::error_code ignored;
@@ -191,24 +191,25 @@ Status PluginLink::start() {
   //    process-wide: a file another thread creates meanwhile is at worst
   //    created narrower, never wider (railyardd binds before its I/O threads).
   boost::system::error_code ec;
-  acceptor_.open(stream(), ec);
+  acceptor_.open(plugin_stream(), ec);
   if (ec) return give_up(path + ": cannot create the plugin socket: " + ec.message());
   const mode_t umask_before = ::umask(0177);
-  acceptor_.bind(stream::endpoint(path), ec);
+  acceptor_.bind(plugin_stream::endpoint(path), ec);
   ::umask(umask_before);
   if (ec) return give_up(path + ": cannot bind the plugin socket: " + ec.message());
   struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) return give_up(path + ": the socket vanished after bind: " + errno_text(errno));
+  if (::lstat(path.c_str(), &st) != 0) {
+    return give_up(path + ": the socket vanished after bind: " + socket_errno_text(errno));
+  }
   created_ = Created{st.st_dev, st.st_ino};
   if (group_gid_ && ::chown(path.c_str(), static_cast<uid_t>(-1), *group_gid_) != 0) {
-    return give_up(path + ": cannot give the socket to group '" + options_.group + "': " + errno_text(errno));
+    return give_up(path + ": cannot give the socket to group '" + options_.group + "': " + socket_errno_text(errno));
   }
   if (::chmod(path.c_str(), static_cast<mode_t>(options_.mode)) != 0) {
-    return give_up(path + ": cannot set the socket's mode: " + errno_text(errno));
+    return give_up(path + ": cannot set the socket's mode: " + socket_errno_text(errno));
   }
   acceptor_.listen(8, ec);
   if (ec) return give_up(path + ": cannot listen on the plugin socket: " + ec.message());
-  accept();
   return {};
 }
 
@@ -235,6 +236,7 @@ void PluginLink::close_all() {
   boost::system::error_code ec;
   accept_retry_.cancel();
   if (acceptor_.is_open()) acceptor_.close(ec);
+  if (tls_acceptor_.is_open()) tls_acceptor_.close(ec);
   remove_own_socket();
   if (lock_fd_ >= 0) {
     ::close(lock_fd_);
@@ -242,9 +244,10 @@ void PluginLink::close_all() {
   }
   for (const std::shared_ptr<Session>& s : open_) {
     s->closed = true;
-    s->socket.close(ec);
+    s->close();
   }
   open_.clear();
+  connections_ = 0;
   current_.reset();
   connected_ = false;
 }
@@ -255,7 +258,7 @@ bool PluginLink::peer_allowed(const Session& s) const {
 }
 
 void PluginLink::accept() {
-  acceptor_.async_accept(strand_, [this](boost::system::error_code ec, stream::socket socket) {
+  acceptor_.async_accept(strand_, [this](boost::system::error_code ec, plugin_stream::socket socket) {
     if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
     if (ec) {
       // Out of descriptors and the like: try again shortly, not in a busy loop.
@@ -266,16 +269,15 @@ void PluginLink::accept() {
       });
       return;
     }
-    auto s = std::make_shared<Session>(std::move(socket), options_.max_line_bytes + 1);
-    const int fd = s->socket.native_handle();
+    auto s = std::make_shared<Session>(std::move(socket), options_.max_line_bytes + 1, strand_);
+    const int fd = s->unix_socket->native_handle();
     ucred cred{};
     socklen_t len = sizeof cred;
     if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
       ++peers_refused_;
       log(LogLevel::kWarn, options_.path + ": refused a connection: cannot read its credentials (" +
-                               errno_text(errno) + ")");
-      boost::system::error_code ignored;
-      s->socket.close(ignored);
+                               socket_errno_text(errno) + ")");
+      s->close();
       accept();
       return;
     }
@@ -289,112 +291,27 @@ void PluginLink::accept() {
       if (group_gid_) allowed += " and group " + options_.group + " (gid " + std::to_string(*group_gid_) + ")";
       log(LogLevel::kWarn, options_.path + ": refused a connection from " + s->who() + ": only " + allowed +
                                " may connect (" + std::to_string(refused) + " refused so far)");
-      boost::system::error_code ignored;
-      s->socket.close(ignored);
+      s->close();
+      accept();
+      return;
+    }
+    const size_t served = static_cast<size_t>(std::count_if(
+        open_.begin(), open_.end(), [](const std::shared_ptr<Session>& o) { return o->authenticated; }));
+    if (served >= options_.max_connections) {
+      ++peers_refused_;
+      log(LogLevel::kWarn, options_.path + ": refused a connection from " + s->who() + ": already " +
+                               std::to_string(served) + " connections (the most)");
+      s->close();
       accept();
       return;
     }
     log(LogLevel::kInfo, options_.path + ": connection from " + s->who());
+    s->authenticated = true;  // SO_PEERCRED said so
     open_.insert(s);
+    connections_ = open_.size();
     read(s);
     accept();
   });
-}
-
-void PluginLink::end_session(const std::shared_ptr<Session>& s, const std::string& why) {
-  bool was_plugin = false;
-  if (current_ == s) {
-    current_.reset();
-    connected_ = false;
-    was_plugin = true;
-  }
-  s->closed = true;
-  boost::system::error_code ignored;
-  s->socket.close(ignored);
-  open_.erase(s);
-  if (!why.empty()) log(LogLevel::kInfo, options_.path + ": connection from " + s->who() + " ended: " + why);
-  if (was_plugin) on_connection_(false);
-}
-
-void PluginLink::read(std::shared_ptr<Session> s) {
-  asio::async_read_until(s->socket, s->buffer, '\n', [this, s](boost::system::error_code ec, size_t n) {
-    if (ec == asio::error::not_found) {
-      // The buffer is full and holds no newline: the peer broke the protocol.
-      log(LogLevel::kWarn, options_.path + ": " + s->who() + " sent a line longer than " +
-                               std::to_string(options_.max_line_bytes) + " bytes; closing its connection");
-      end_session(s, "line too long");
-      return;
-    }
-    if (ec) {
-      end_session(s, ec == asio::error::operation_aborted ? "" : ec == asio::error::eof ? "closed by the peer"
-                                                                                        : ec.message());
-      return;
-    }
-    std::string line(n - 1, '\0');
-    asio::buffer_copy(asio::buffer(line), s->buffer.data(), n - 1);
-    s->buffer.consume(n);
-    bool became_plugin = false;
-    std::string replaced;
-    if (s->closed) return;  // replaced or stopped while this line was read
-    if (!s->plugin) {
-      // Its first line: this connection is the plugin's from now on.
-      s->plugin = true;
-      became_plugin = true;
-      if (current_) {
-        replaced = current_->who();
-        boost::system::error_code ignored;
-        current_->closed = true;
-        current_->socket.close(ignored);
-        open_.erase(current_);
-      }
-      current_ = s;
-      connected_ = true;
-    }
-    if (!replaced.empty()) {
-      log(LogLevel::kInfo, options_.path + ": the connection from " + s->who() + " replaces the one from " + replaced);
-    }
-    if (became_plugin) on_connection_(true);
-    try {
-      on_line_(line);
-    } catch (const std::exception& e) {
-      // A bad line never ends the session.
-      log(LogLevel::kError, options_.path + ": a line from " + s->who() + " failed: " + e.what());
-    } catch (...) {
-      log(LogLevel::kError, options_.path + ": a line from " + s->who() + " failed");
-    }
-    read(s);
-  });
-}
-
-bool PluginLink::send(const std::string& line) {
-  if (!connected_.load()) return false;
-  asio::post(strand_, [this, text = line + "\n"]() mutable {
-    const std::shared_ptr<Session> s = current_;
-    if (!s || s->closed) return;  // gone meanwhile: as if the write had failed
-    s->outbox.push_back(std::move(text));
-    if (s->writing) return;
-    s->writing = true;
-    write_next(s);
-  });
-  return true;
-}
-
-// On the strand; one write at a time per connection.
-void PluginLink::write_next(std::shared_ptr<Session> s) {
-  if (s->outbox.empty() || s->closed) {
-    s->writing = false;
-    return;
-  }
-  asio::async_write(s->socket, asio::buffer(s->outbox.front()),
-                    asio::bind_executor(strand_, [this, s](boost::system::error_code ec, size_t) {
-                      s->outbox.pop_front();
-                      if (ec) {
-                        s->closed = true;
-                        s->writing = false;
-                        return;
-                      }
-                      write_next(s);
-                    }));
 }
 
 }  // namespace railyard::controller
