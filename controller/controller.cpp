@@ -160,6 +160,10 @@ Status Controller::follow_store(bool leading) {
     }
     (void)write_policy_file(policy_in_force());
   }
+  // The plugin link hands the last policy it was given to every plugin that
+  // connects: a member that becomes the leader must give its plugins the
+  // replicated policy, not the one it started with.
+  if ((changed || leading) && broadcaster_) broadcaster_(policies::render_policy_yaml(policy_in_force()));
   if (leading) {
     try {
       reconcile_requests();
