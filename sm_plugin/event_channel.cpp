@@ -349,15 +349,23 @@ EventChannel::Ended EventChannel::serve(ChannelConnection& conn, const Controlle
     }
     if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
       // Everything readable now: TLS may hold decrypted bytes poll cannot see.
+      // When the controller closed, the lines that came before its end are
+      // still carried out (a not_leader is followed at once by the close).
+      bool ending = false;
+      std::string read_error;
       for (;;) {
         char buf[16384];
         std::string why;
         const ssize_t n = conn.recv(buf, sizeof buf, why);
         if (n == ChannelConnection::kWouldBlock) break;
-        if (n == 0) return ended;  // the controller closed
-        if (n < 0) {
-          log(LogLevel::kInfo, "controller " + address.text() + ": read failed: " + why);
-          return ended;
+        if (n == 0) {  // the controller closed
+          ending = true;
+          break;
+        }
+        if (n < 0) {  // logged below unless a not_leader came before it
+          read_error = why;
+          ending = true;
+          break;
         }
         in.append(buf, static_cast<size_t>(n));
         if (in.size() > kMaxLine + sizeof buf) break;
@@ -404,6 +412,10 @@ EventChannel::Ended EventChannel::serve(ChannelConnection& conn, const Controlle
         push(AckEvent{c.id, std::string(to_string(c.kind))});
       }
       in.erase(0, start);
+      if (ending) {
+        if (!read_error.empty()) log(LogLevel::kInfo, "controller " + address.text() + ": read failed: " + read_error);
+        return ended;
+      }
       if (in.size() > kMaxLine) {
         log(LogLevel::kError, "controller line longer than 64 MiB; dropping the connection");
         return ended;

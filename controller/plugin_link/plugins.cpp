@@ -286,8 +286,23 @@ void PluginLink::write_next(std::shared_ptr<Session> s) {
   }
   if (s->outbox.empty()) {
     s->writing = false;
-    // Told not_leader: closed once it is written.
-    if (s->leaving) end_session(s, "");
+    // Told not_leader: once it is written, our side is shut for sending and
+    // the connection closes when the peer closes it (or in 2 s). Closing at
+    // once, with the peer's hello and fabric still unread here, would send a
+    // reset, which can destroy the not_leader line before the plugin reads
+    // it: the plugin would then retry this member instead of the leader.
+    if (s->leaving) {
+      boost::system::error_code ignored;
+      if (s->tls) {
+        s->tls->lowest_layer().shutdown(plugin_tcp::socket::shutdown_send, ignored);
+      } else {
+        s->unix_socket->shutdown(plugin_stream::socket::shutdown_send, ignored);
+      }
+      s->hello_timer.expires_after(std::chrono::seconds(2));
+      s->hello_timer.async_wait(asio::bind_executor(strand_, [this, s](boost::system::error_code ec) {
+        if (!ec && !s->closed) end_session(s, "");
+      }));
+    }
     return;
   }
   s->with_stream([&](auto& stream) {

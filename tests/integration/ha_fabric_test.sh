@@ -130,6 +130,7 @@ drain 1
 
 # --- kill -9 of the railyardd leader ----------------------------------------------------
 now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
+failed_before=$(ry_log_count 'read failed' "$RY_OPENSM_LOG")
 kill_ms=$(now_ms)
 ha_kill_railyardd "$L" KILL
 new=""
@@ -147,6 +148,11 @@ ry_wait_for 30 "the new leader m$new healthy (the master's plugin reconnected wi
 plugin_ms=$(($(now_ms) - kill_ms))
 reconnected() { (($(ry_log_count "controller connected on tls://127.0.0.1:${PP[$new]}" "$SDIR/opensm.log") >= 1)); }
 ry_wait_for 30 "the standby's plugin reconnected to m$new" reconnected
+# A follower says not_leader and closes: the plugin reads where the leader is
+# (not a reset, not an end it stops at); only the killed leader's own end
+# may be a failed read.
+failed=$(($(ry_log_count 'read failed' "$RY_OPENSM_LOG") - failed_before))
+((failed <= 1)) || ry_fail "the master's plugin had $failed failed reads after the kill (followers must be heard saying not_leader)"
 ry_log "railyardd: kill -9 of m$L -> m$new leads after ${takeover_ms} ms, the master's plugin with it after ${plugin_ms} ms"
 # The new leader gives the plugins the replicated policy (drains 0 and 1),
 # not the one it started with: no SM may route without them, not even briefly.

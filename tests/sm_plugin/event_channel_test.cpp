@@ -1,5 +1,6 @@
 // EventChannel against a real Unix socket listener in a temp dir.
 #include "sm_plugin/event_channel.h"
+#include "sm_plugin/controller_address.h"
 
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -57,6 +58,18 @@ class Listener {
   void drop() {
     if (conn_ >= 0) ::close(conn_);
     conn_ = -1;
+  }
+  // Shuts the connection for sending, reads until the peer closes it, closes.
+  void shut_and_wait_close(std::chrono::milliseconds timeout = 5000ms) {
+    ::shutdown(conn_, SHUT_WR);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    char b[65536];
+    while (std::chrono::steady_clock::now() < deadline) {
+      pollfd p{conn_, POLLIN, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      if (::read(conn_, b, sizeof b) <= 0) break;
+    }
+    drop();
   }
   // The next line as JSON; a discarded value on timeout or EOF.
   json next(std::chrono::milliseconds timeout = 5000ms) {
@@ -399,6 +412,32 @@ TEST_F(EventChannelTest, StopIsPromptWhileRetryingAndWhileConnected) {
   channel.reset();  // the destructor stops and joins
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
   EXPECT_TRUE(controller.next(1000ms).is_discarded()) << "the connection is closed";
+}
+
+// A member that is not the leader writes not_leader and closes at once (the
+// line and the end arrive together): the plugin still reads the line and
+// goes to the leader it names, not round again to the same member.
+TEST_F(EventChannelTest, ANotLeaderFollowedAtOnceByTheCloseIsStillFollowed) {
+  const std::string leader_path = (dir_ / "leader.sock").string();
+  Listener follower(path_);
+  Listener leader(leader_path);
+  EventChannel::Options o = options();
+  o.socket_path.clear();
+  o.retry = 2000ms;  // a retry after a lost not_leader would miss the deadline below
+  for (const std::string& p : {path_, leader_path}) {
+    auto a = parse_controller_address("unix:" + p);
+    ASSERT_TRUE(a) << a.error().message;
+    o.controllers.push_back(*a);
+  }
+  EventChannel channel(o, nullptr, log_sink());
+  ASSERT_TRUE(follower.accept());
+  // Written and shut before the plugin reads anything: one read sees the
+  // line, the next the end.
+  follower.send("{\"type\":\"not_leader\",\"leader\":\"unix:" + leader_path + "\"}\n");
+  follower.shut_and_wait_close();
+  ASSERT_TRUE(leader.accept(1500ms)) << "the plugin did not go to the leader the follower named";
+  EXPECT_EQ(leader.next()["type"], "hello");
+  EXPECT_TRUE(logged("is not the leader"));
 }
 
 }  // namespace
