@@ -1,10 +1,10 @@
 #include "controller/etcd_client.h"
 
+#include "api/http_exchange/http_exchange.h"
+
 // Before Asio: Boost 1.74's awaitable.hpp uses std::exchange without including it.
 #include <utility>
 
-#include <boost/asio.hpp>
-#include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
 
@@ -12,10 +12,8 @@
 
 namespace railyard::controller::etcd {
 
-namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
-using tcp = asio::ip::tcp;
 using nlohmann::json;
 
 namespace {
@@ -320,38 +318,12 @@ Result<Client::HttpAnswer> Client::post(const std::string& endpoint, const std::
   req.body() = body;
   req.prepare_payload();
 
-  asio::io_context io;
-  tcp::resolver resolver(io);
-  beast::tcp_stream stream(io);
-  beast::flat_buffer buffer;
-  http::response_parser<http::string_body> parser;
-  parser.body_limit(kMaxReplyBytes);
-  beast::error_code failure;
-  std::string stage;
-  bool done = false;
-  auto fail = [&](beast::error_code ec, const char* what) {
-    failure = ec;
-    stage = what;
-  };
-  resolver.async_resolve(host, port, [&](beast::error_code ec, tcp::resolver::results_type results) {
-    if (ec) return fail(ec, "resolve");
-    stream.async_connect(results, [&](beast::error_code ec, const tcp::endpoint&) {
-      if (ec) return fail(ec, "connect");
-      http::async_write(stream, req, [&](beast::error_code ec, size_t) {
-        if (ec) return fail(ec, "send");
-        http::async_read(stream, buffer, parser, [&](beast::error_code ec, size_t) {
-          if (ec) return fail(ec, "receive");
-          done = true;
-        });
-      });
-    });
-  });
-  io.run_for(timeout_);
-  if (!done && !failure) {
+  const http_exchange::Outcome got = http_exchange::exchange(host, port, req, timeout_, kMaxReplyBytes);
+  if (got.timed_out) {
     return Error{endpoint + path + ": no answer within " + std::to_string(timeout_.count()) + " ms"};
   }
-  if (failure) return Error{endpoint + path + ": " + stage + ": " + failure.message()};
-  return HttpAnswer{static_cast<int>(parser.get().result_int()), parser.get().body()};
+  if (!got.ok) return Error{endpoint + path + ": " + got.stage + ": " + got.error};
+  return HttpAnswer{static_cast<int>(got.response.result_int()), got.response.body()};
 }
 
 Result<std::string> Client::call(const std::string& path, const std::string& body) {

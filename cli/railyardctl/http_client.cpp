@@ -1,19 +1,17 @@
 #include "cli/railyardctl/http_client.h"
 
+#include "api/http_exchange/http_exchange.h"
+
 // Before Asio: Boost 1.74's awaitable.hpp uses std::exchange without including it.
 #include <utility>
 
-#include <boost/asio.hpp>
-#include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <cstdio>
 
 namespace railyard::ctl {
 
-namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
-using tcp = asio::ip::tcp;
 
 namespace {
 
@@ -79,45 +77,16 @@ HttpReply HttpClient::request(std::string_view method, const std::string& target
   }
   req.prepare_payload();
 
-  // Asynchronous operations under one run_for(): the deadline covers every
-  // step, which Beast's synchronous calls would not honour.
-  asio::io_context io;
-  tcp::resolver resolver(io);
-  beast::tcp_stream stream(io);
-  beast::flat_buffer buffer;
-  http::response_parser<http::string_body> parser;
-  parser.body_limit(kMaxReplyBytes);
-  beast::error_code failure;
-  std::string stage;
-  bool done = false;
-
-  auto fail = [&](beast::error_code ec, const char* what) {
-    failure = ec;
-    stage = what;
-  };
-  resolver.async_resolve(host_, port_, [&](beast::error_code ec, tcp::resolver::results_type results) {
-    if (ec) return fail(ec, "resolve");
-    stream.async_connect(results, [&](beast::error_code ec, const tcp::endpoint&) {
-      if (ec) return fail(ec, "connect");
-      http::async_write(stream, req, [&](beast::error_code ec, size_t) {
-        if (ec) return fail(ec, "send");
-        http::async_read(stream, buffer, parser, [&](beast::error_code ec, size_t) {
-          if (ec) return fail(ec, "receive");
-          done = true;
-        });
-      });
-    });
-  });
-  io.run_for(timeout_);
+  const http_exchange::Outcome got = http_exchange::exchange(host_, port_, req, timeout_, kMaxReplyBytes);
   const std::string where = std::string(method) + " " + base_url_ + target;
-  if (!done && !failure) {
+  if (got.timed_out) {
     char secs[32];
     std::snprintf(secs, sizeof secs, "%.1f", static_cast<double>(timeout_.count()) / 1000.0);
     throw TransportError(where + ": no answer within " + secs + " s (--timeout)");
   }
-  if (failure) throw TransportError(where + ": " + stage + ": " + failure.message());
+  if (!got.ok) throw TransportError(where + ": " + got.stage + ": " + got.error);
 
-  const http::response<http::string_body>& res = parser.get();
+  const http::response<http::string_body>& res = got.response;
   HttpReply reply;
   reply.status = static_cast<int>(res.result_int());
   reply.body = res.body();
