@@ -21,7 +21,6 @@ source "$root/tests/integration/ha_lib.sh"
 ry_tmpdir
 ha_setup
 START=$SECONDS
-now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
 
 "$HA_BIN/railyard" topo gen --servers 32 --rails 8 --radix 32 -o "$RY_TMP/roft.net" >/dev/null 2>&1
 for i in 0 1 2; do ha_start_etcd "$i"; done
@@ -59,18 +58,8 @@ while _ry_alive "$STREAM_PID"; do
   if (($(wc -l <acked.txt) >= next)); then
     L=$(ha_leader)
     [[ -n "$L" ]] || { sleep 0.1; continue; }
-    t0=$(now_ms)
-    ha_kill_railyardd "$L" KILL
-    new=""
-    until [[ -n "$new" ]]; do
-      for i in 0 1 2; do
-        [[ $i == "$L" || ${HA_RY_PIDS[$i]} == 0 ]] && continue
-        curl -s --max-time 1 "$(ha_url "$i")/api/v1/health" 2>/dev/null | grep -q '"role":"leader"' && new=$i
-      done
-      (($(now_ms) - t0 < 30000)) || ry_fail "no new leader 30 s after killing m$L"
-      [[ -n "$new" ]] || sleep 0.05
-    done
-    ms=$(($(now_ms) - t0))
+    ha_kill_leader_and_wait "$L" 30000
+    new=$HA_NEW ms=$HA_TAKEOVER_MS
     kills=$((kills + 1))
     takeovers+=("$ms")
     printf 'kill %d: m%s killed at %d acknowledged, m%s leads after %d.%03d s\n' "$kills" "$L" "$(wc -l <acked.txt)" \

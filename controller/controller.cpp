@@ -81,19 +81,8 @@ Status Controller::start() {
       fabric = std::move(with_lids);
     }
     k_.offline_fabric = std::make_shared<const routing::Fabric>(std::move(*fabric));
-    RoutingJob job;
-    job.fabric = k_.offline_fabric;
-    job.down = down_links(state_.link_states);
     // Stored drains are resolved against the fabric just read.
-    job.policy = effective_policy(k_, state_.drains, state_.link_states, k_.offline_fabric.get());
-    job.origin = "offline " + k_.config.topology_file;
-    job.view_version = state_.next_view_version;
-    job.diff = false;
-    Routed routed;
-    routing_worker_.run([&] { routed = run_routing(job); });
-    if (!routed.view) return Error{k_.config.topology_file + ": " + routed.error};
-    state_.view = adopt_view(state_, routed);
-    sharp_follow_view();
+    if (Status s = route_offline("offline "); !s) return s;
   }
   // Live, until the plugin's first snapshot there is no fabric: the policy
   // file names every stored drain (nothing to resolve them against yet).
@@ -111,6 +100,26 @@ void Controller::set_write_gate(WriteGate gate) { write_gate_ = std::move(gate);
 
 std::optional<std::string> Controller::write_refusal() const {
   return write_gate_ ? write_gate_() : std::nullopt;
+}
+
+// Strand held: the topology file's fabric routed with the state's down links
+// and drains, adopted as the view.
+Status Controller::route_offline(const std::string& origin) {
+  RoutingJob job;
+  job.fabric = k_.offline_fabric;
+  job.down = down_links(state_.link_states);
+  job.policy = effective_policy(k_, state_.drains, state_.link_states, k_.offline_fabric.get());
+  job.origin = origin + k_.config.topology_file;
+  job.view_version = state_.next_view_version;
+  job.at_version = state_.version;
+  job.base = state_.view;
+  job.diff = false;
+  Routed routed;
+  routing_worker_.run([&] { routed = run_routing(job); });
+  if (!routed.view) return Error{k_.config.topology_file + ": " + routed.error};
+  state_.view = adopt_view(state_, routed);
+  sharp_follow_view();
+  return {};
 }
 
 Status Controller::follow_store(bool leading) {
@@ -143,20 +152,7 @@ Status Controller::follow_store(bool leading) {
     state_.link_states = std::move(link_states);
     ++state_.version;
     if (k_.offline() && k_.offline_fabric) {
-      RoutingJob job;
-      job.fabric = k_.offline_fabric;
-      job.down = down_links(state_.link_states);
-      job.policy = effective_policy(k_, state_.drains, state_.link_states, k_.offline_fabric.get());
-      job.origin = "replicated " + k_.config.topology_file;
-      job.view_version = state_.next_view_version;
-      job.at_version = state_.version;
-      job.base = state_.view;
-      job.diff = false;
-      Routed routed;
-      routing_worker_.run([&] { routed = run_routing(job); });
-      if (!routed.view) return Error{k_.config.topology_file + ": " + routed.error};
-      state_.view = adopt_view(state_, routed);
-      sharp_follow_view();
+      if (Status s = route_offline("replicated "); !s) return s;
     }
     (void)write_policy_file(policy_in_force());
   }

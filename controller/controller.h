@@ -202,6 +202,9 @@ class Controller {
   };
   std::optional<Failure> make_durable(const Effects& effects, Written* written);
   void publish();  // strand held
+  // Offline (strand held): the topology file's fabric routed with the state
+  // (down links, drains) and adopted as the view; `origin` prefixes its name.
+  Status route_offline(const std::string& origin);
   Status write_policy_file(const policies::Policy& policy);
   policies::Policy policy_in_force() const;  // strand held
   // After the view changed (strand held): recompute the SHARP jobs' trees.

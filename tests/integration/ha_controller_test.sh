@@ -71,20 +71,8 @@ stream() {
 stream &
 STREAM_PID=$!
 ry_wait_for 30 "8 acknowledged drains" bash -c '[[ $(wc -l <acked.txt) -ge 8 ]]'
-# Measured with the shell's own clock (no process per poll: the machine may be loaded).
-now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
-kill_ms=$(now_ms)
-ha_kill_railyardd "$L" KILL
-new=""
-until [[ -n "$new" ]]; do
-  for i in 0 1 2; do
-    [[ $i == "$L" ]] && continue
-    curl -s --max-time 1 "$(ha_url "$i")/api/v1/health" 2>/dev/null | grep -q '"role":"leader"' && new=$i
-  done
-  (($(now_ms) - kill_ms < 15000)) || ry_fail "no new leader 15 s after the kill"
-  [[ -n "$new" ]] || sleep 0.05
-done
-takeover_ms=$(($(now_ms) - kill_ms))
+ha_kill_leader_and_wait "$L" 15000
+new=$HA_NEW takeover_ms=$HA_TAKEOVER_MS
 takeover=$(printf '%d.%03d' $((takeover_ms / 1000)) $((takeover_ms % 1000)))
 ry_log "m$new leads ${takeover} s after kill -9 of m$L"
 ((takeover_ms < 5000)) || ry_fail "takeover took ${takeover} s (>= 5 s)"

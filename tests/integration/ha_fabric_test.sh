@@ -129,23 +129,13 @@ drain 0
 drain 1
 
 # --- kill -9 of the railyardd leader ----------------------------------------------------
-now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
 failed_before=$(ry_log_count 'read failed' "$RY_OPENSM_LOG")
-kill_ms=$(now_ms)
-ha_kill_railyardd "$L" KILL
-new=""
-until [[ -n "$new" ]]; do
-  for i in 0 1 2; do
-    [[ $i == "$L" ]] && continue
-    curl -s --max-time 1 "$(ha_url "$i")/api/v1/health" 2>/dev/null | grep -q '"role":"leader"' && new=$i
-  done
-  (($(now_ms) - kill_ms < 15000)) || ry_fail "no new railyardd leader 15 s after the kill"
-  [[ -n "$new" ]] || sleep 0.05
-done
-takeover_ms=$(($(now_ms) - kill_ms))
+kill_ms=$(ha_now_ms)
+ha_kill_leader_and_wait "$L" 15000
+new=$HA_NEW takeover_ms=$HA_TAKEOVER_MS
 ((takeover_ms < 5000)) || ry_fail "railyardd takeover took ${takeover_ms} ms (>= 5 s)"
 ry_wait_for 30 "the new leader m$new healthy (the master's plugin reconnected with its fabric)" healthy "$new"
-plugin_ms=$(($(now_ms) - kill_ms))
+plugin_ms=$(($(ha_now_ms) - kill_ms))
 reconnected() { (($(ry_log_count "controller connected on tls://127.0.0.1:${PP[$new]}" "$SDIR/opensm.log") >= 1)); }
 ry_wait_for 30 "the standby's plugin reconnected to m$new" reconnected
 # A follower says not_leader and closes: the plugin reads where the leader is

@@ -164,3 +164,25 @@ ha_drain() {
     fi
   done
 }
+
+# Milliseconds on the shell's own clock (no process per poll: the machine may be loaded).
+ha_now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
+
+# ha_kill_leader_and_wait OLD LIMIT_MS: kill -9 of member OLD, then polls (every
+# 50 ms) until another running member says it leads. Sets HA_NEW (its index)
+# and HA_TAKEOVER_MS (from the kill); fails after LIMIT_MS.
+ha_kill_leader_and_wait() {
+  local old=$1 limit=$2 t0 i
+  t0=$(ha_now_ms)
+  ha_kill_railyardd "$old" KILL
+  HA_NEW=""
+  until [[ -n "$HA_NEW" ]]; do
+    for i in 0 1 2; do
+      [[ $i == "$old" || ${HA_RY_PIDS[$i]} == 0 ]] && continue
+      curl -s --max-time 1 "$(ha_url "$i")/api/v1/health" 2>/dev/null | grep -q '"role":"leader"' && HA_NEW=$i
+    done
+    (($(ha_now_ms) - t0 < limit)) || ry_fail "no new leader $((limit / 1000)) s after kill -9 of m$old"
+    [[ -n "$HA_NEW" ]] || sleep 0.05
+  done
+  HA_TAKEOVER_MS=$(($(ha_now_ms) - t0))
+}
