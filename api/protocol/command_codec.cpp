@@ -41,7 +41,9 @@ Decoded<Command> decode_command(const json& line) {
     const std::optional<CommandKind> kind = parse_command_kind(type);
     if (!kind) return DecodeError{DecodeError::Kind::kUnknownType, "", "", "unknown type '" + type + "'"};
     const FieldReader r(line, type);
-    Command c{*kind, r.has("id") ? r.string("id") : std::string()};
+    // not_leader carries no request id (encode_command writes none): an id
+    // sent with it is ignored, as unknown fields are.
+    Command c{*kind, r.has("id") && *kind != CommandKind::kNotLeader ? r.string("id") : std::string()};
     if (c.id.size() > kMaxRequestId) throw r.bad_value("id", "longer than " + std::to_string(kMaxRequestId) + " bytes");
     if (c.kind == CommandKind::kNotLeader && r.has("leader")) c.leader = r.string("leader");
     if (c.kind == CommandKind::kPolicy) c.yaml = r.string("yaml");

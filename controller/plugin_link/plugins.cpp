@@ -105,6 +105,9 @@ void PluginLink::read(std::shared_ptr<Session> s) {
 }
 
 void PluginLink::on_line(const std::shared_ptr<Session>& s, std::string line) {
+  // Told not_leader (it may have sent its hello before it read that): nothing
+  // it says counts, and nothing more is written to it.
+  if (s->leaving) return;
   const bool hello = may_be_type(line, "hello");
   const bool sm_state = !hello && may_be_type(line, "sm_state");
   const bool ack = !hello && !sm_state && may_be_type(line, "ack");
@@ -300,7 +303,7 @@ void PluginLink::write_next(std::shared_ptr<Session> s) {
       }
       s->hello_timer.expires_after(std::chrono::seconds(2));
       s->hello_timer.async_wait(asio::bind_executor(strand_, [this, s](boost::system::error_code ec) {
-        if (!ec && !s->closed) end_session(s, "");
+        if (!ec && open_.count(s) != 0) end_session(s, "");
       }));
     }
     return;
@@ -310,8 +313,11 @@ void PluginLink::write_next(std::shared_ptr<Session> s) {
                       asio::bind_executor(strand_, [this, s](boost::system::error_code ec, size_t) {
                         s->outbox.pop_front();
                         if (ec) {
-                          s->closed = true;
+                          // Ended here: the pending read sees it closed and
+                          // says nothing more (a session only marked closed
+                          // would stay among the open ones).
                           s->writing = false;
+                          end_session(s, s->leaving ? "" : "write failed: " + ec.message());
                           return;
                         }
                         write_next(s);

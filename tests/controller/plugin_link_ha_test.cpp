@@ -379,11 +379,17 @@ TEST_F(PluginLinkHaTest, StepDownTellsEveryPluginAndTheyGoToTheLeader) {
   Plugin p1(both, "", "", "master", 0x11);
   Plugin p2(both, "", "", "standby", 0x12);
   ASSERT_TRUE(eventually([&] { return a.link().connections() == 2; }));
+  // The master's plugin is a's plugin (its hello read) before a steps down.
+  ASSERT_TRUE(eventually([&] {
+    const std::vector<bool> c = a.connections();
+    return !c.empty() && c.back();
+  }));
   // a steps down; b is the leader now (and a refuses newcomers).
   a.link().set_leader_hook([&] { return std::optional<std::string>("unix:" + (dir_ / "b.sock").string()); });
   a.link().drop_all_not_leader("unix:" + (dir_ / "b.sock").string());
   ASSERT_TRUE(eventually([&] { return b.link().connections() == 2; })) << p1.logs();
   EXPECT_TRUE(eventually([&] { return a.link().connections() == 0; }));
+  ASSERT_FALSE(a.connections().empty());
   EXPECT_EQ(a.connections().back(), false);
   // Whoever reached b first, the master's plugin is b's plugin.
   ASSERT_TRUE(eventually([&] {
