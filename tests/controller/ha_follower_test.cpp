@@ -11,21 +11,12 @@
 #include <fstream>
 
 #include "controller/controller.h"
+#include "tests/controller/recording_journal.h"
 #include "routing/generator.h"
 #include "routing/topology_writer.h"
 
 namespace railyard::controller {
 namespace {
-
-struct Journal : Store::Journal {
-  std::vector<std::string> entries;
-  bool refuse = false;
-  int64_t ship(const std::string& batch) override {
-    if (refuse) throw StoreError("not the leader: test");
-    entries.push_back(batch);
-    return static_cast<int64_t>(entries.size());
-  }
-};
 
 class HaFollower : public ::testing::Test {
  protected:
@@ -60,7 +51,7 @@ class HaFollower : public ::testing::Test {
 };
 
 TEST_F(HaFollower, WritesNothingAndFollowsTheLeadersEntries) {
-  Journal leader_log;
+  RecordingJournal leader_log;
   auto leader_store = Store::open(config("leader").database);
   ASSERT_TRUE(leader_store.ok());
   (*leader_store)->set_journal(&leader_log);
@@ -73,7 +64,7 @@ TEST_F(HaFollower, WritesNothingAndFollowsTheLeadersEntries) {
   ASSERT_TRUE(follower_store.ok());
   (*follower_store)->put_job(JobRecord{"job1", R"({"hosts":[],"cas":[],"rails":[]})", "[]", JobStatus::kActive, "",
                                        "sched", 1.0, 1.0, 1});
-  Journal refusing;
+  RecordingJournal refusing;
   refusing.refuse = true;
   (*follower_store)->set_journal(&refusing);
   Controller follower(config("follower"), std::move(*follower_store));

@@ -13,20 +13,10 @@
 #include "controller/replication.h"
 #include "controller/store.h"
 #include "controller/store_ops.h"
+#include "tests/controller/recording_journal.h"
 
 namespace railyard::controller {
 namespace {
-
-// A journal that keeps what it was given (the leader's log), or refuses.
-struct RecordingJournal : Store::Journal {
-  std::vector<std::string> entries;
-  bool refuse = false;
-  int64_t ship(const std::string& batch) override {
-    if (refuse) throw StoreError("not the leader: test");
-    entries.push_back(batch);
-    return static_cast<int64_t>(entries.size());
-  }
-};
 
 class ReplicationStore : public ::testing::Test {
  protected:
