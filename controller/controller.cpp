@@ -306,7 +306,7 @@ void Controller::on_plugin_line(const std::string& line) {
     take_port_sample(*body, sample_line, time);
     return;
   }
-  if (body) watch_plugin_event(*body, blocks_in_pass);
+  if (body) watch_plugin_event(*body, blocks_in_pass, time);
   if (snapshot) run(std::move(*snapshot), true);
 }
 

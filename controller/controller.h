@@ -224,7 +224,8 @@ class Controller {
   // after the event's own decision: its events recorded, its verdicts as
   // FinishRequests, its commands sent, a new fabric copy routed.
   // `blocks_in_pass`: LFT blocks counted in the pass before this event.
-  void watch_plugin_event(const protocol::EventBody& body, uint64_t blocks_in_pass);
+  // `time`: the event's time (the plugin's clock).
+  void watch_plugin_event(const protocol::EventBody& body, uint64_t blocks_in_pass, double time);
   void carry_out_watch(PluginWatch::Effects effects, uint64_t pass);
   void publish_watch();  // strand held: the watch's health and counters for readers
   // A perf-manager sample (port_errors, port_counters) into the telemetry;

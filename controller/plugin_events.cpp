@@ -237,14 +237,14 @@ Decision decide_snapshot(const Constants& k, const State& s, const SnapshotComma
 
 // ---- The plugin watch (PluginWatch decides; carried out here) ----------------
 
-void Controller::watch_plugin_event(const protocol::EventBody& body, uint64_t blocks_in_pass) {
+void Controller::watch_plugin_event(const protocol::EventBody& body, uint64_t blocks_in_pass, double time) {
   PluginWatch::Effects fx;
   uint64_t pass = 0;
   {
     std::lock_guard lock(strand_);
     const double now = unix_now();
     if (const auto* hello = std::get_if<protocol::HelloEvent>(&body)) {
-      fx = watch_.on_hello(*hello);
+      fx = watch_.on_hello(*hello, time);
     } else if (const auto* fabric = std::get_if<protocol::FabricEvent>(&body)) {
       // An older plugin's whole fabric as topology text (routed as a snapshot).
       watch_.on_fabric_text(fabric->fabric);
@@ -252,10 +252,10 @@ void Controller::watch_plugin_event(const protocol::EventBody& body, uint64_t bl
       fx = watch_.on_fabric_changes(*changes, now);
       pass = changes->pass;
     } else if (const auto* routing_pass = std::get_if<protocol::RoutingPassEvent>(&body)) {
-      fx = watch_.on_routing_pass(*routing_pass, now);
+      fx = watch_.on_routing_pass(*routing_pass, now, time);
     } else if (const auto* done = std::get_if<protocol::UcastRoutingDoneEvent>(&body)) {
       const uint64_t blocks = done->blocks_changed >= 0 ? static_cast<uint64_t>(done->blocks_changed) : blocks_in_pass;
-      fx = watch_.on_routing_done(*done, blocks, now);
+      fx = watch_.on_routing_done(*done, blocks, now, time);
     } else {
       return;
     }

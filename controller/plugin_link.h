@@ -56,6 +56,10 @@
 //    lines are ignored and counted (lines_ignored).
 //  - every plugin gets the policy in force (broadcast_policy) after its
 //    first line and whenever it changes (only when the YAML differs).
+//  - each connection's lines are confirmed once handled: `received` with the
+//    count read so far, one for every line read while the last write was out
+//    (the plugin sends what was not confirmed again on its next connection).
+//    Only the leader confirms.
 // Leadership (several railyardd, docs/ha.md): the leader hook is asked at each
 // connection's first line; a member that is not the leader answers
 // `not_leader` with the leader's plugin address and closes.
@@ -178,6 +182,7 @@ class PluginLink {
   // of state or an end); switches when it is someone else.
   void elect(const std::shared_ptr<Session>& first_line_of);
   void queue(const std::shared_ptr<Session>& s, std::string text);
+  std::optional<std::string> confirmation(const std::shared_ptr<Session>& s);
   void write_next(std::shared_ptr<Session> s);
   void log(LogLevel level, const std::string& text) const;
   void remove_own_socket();

@@ -16,8 +16,9 @@ void PluginWatch::on_connection(bool connected) {
 
 void PluginWatch::on_view(const FabricView& view, double now) { divergence_.note_view(view, now); }
 
-PluginWatch::Effects PluginWatch::on_hello(const protocol::HelloEvent& hello) {
+PluginWatch::Effects PluginWatch::on_hello(const protocol::HelloEvent& hello, double time) {
   identity_ = PluginIdentity{hello.version, hello.opensm, hello.pid};
+  hello_time_ = time;
   return {};
 }
 
@@ -54,8 +55,12 @@ json PluginWatch::divergence_event(const DivergenceCheck& c, const std::string& 
   return body;
 }
 
-PluginWatch::Effects PluginWatch::on_routing_pass(const protocol::RoutingPassEvent& pass, double now) {
+PluginWatch::Effects PluginWatch::on_routing_pass(const protocol::RoutingPassEvent& pass, double now, double time) {
   Effects fx;
+  if (time < hello_time_) {
+    ++earlier_;
+    return fx;
+  }
   const bool error_changed = pass.policy_error != policy_.policy_error;
   policy_ = PluginPolicy{pass.pass, pass.ok, pass.policy, pass.policy_file, pass.policy_error};
   if (error_changed && !pass.policy_error.empty()) {
@@ -83,8 +88,17 @@ PluginWatch::Effects PluginWatch::on_fast_path(const protocol::FastPathEvent& pu
 }
 
 PluginWatch::Effects PluginWatch::on_routing_done(const protocol::UcastRoutingDoneEvent& done, uint64_t blocks,
-                                                 double now) {
+                                                 double now, double time) {
   Effects fx;
+  if (time < hello_time_) {
+    ++earlier_;
+    for (const std::string& id : done.requests) {
+      fx.finished.push_back(Verdict{id, false,
+                                    "not verified: the plugin reported it before its connection to this railyardd "
+                                    "(sent again after a controller switch)"});
+    }
+    return fx;
+  }
   const bool pushed = done.reason == protocol::RoutingReason::kFastPath;
   std::optional<DivergenceCheck> check;
   if (done.engine_ok && done.digests) {
@@ -136,6 +150,7 @@ json PluginWatch::status() const {
             {"checks", divergence_.checks()},
             {"superseded", divergence_.superseded()},
             {"unverified", unverified_},
+            {"earlier_reports", earlier_},
             {"diverged", divergence_.standing().has_value()}};
   if (!identity_.version.empty()) {
     j["version"] = identity_.version;

@@ -64,13 +64,17 @@ class PluginWatch {
   // A view is in force from `now` on (live views only).
   void on_view(const FabricView& view, double now);
 
-  Effects on_hello(const protocol::HelloEvent& hello);
+  // `time`: the plugin's time of each event (its envelope). Reports the
+  // plugin made before its hello (kept across a controller switch and sent
+  // again after it) are history: recorded by the caller, not compared with
+  // views routed from the fabric that came after them.
+  Effects on_hello(const protocol::HelloEvent& hello, double time);
   Effects on_fabric_changes(const protocol::FabricChangesEvent& event, double now);
   // An older plugin's whole fabric as text: kept, but changes cannot chain on it.
   void on_fabric_text(std::shared_ptr<const routing::Fabric> fabric);
-  Effects on_routing_pass(const protocol::RoutingPassEvent& pass, double now);
+  Effects on_routing_pass(const protocol::RoutingPassEvent& pass, double now, double time);
   // `blocks`: LFT blocks the routing changed (for the request's detail).
-  Effects on_routing_done(const protocol::UcastRoutingDoneEvent& done, uint64_t blocks, double now);
+  Effects on_routing_done(const protocol::UcastRoutingDoneEvent& done, uint64_t blocks, double now, double time);
   Effects on_fast_path(const protocol::FastPathEvent& push, double now);
 
   // Why /health is degraded because of the plugin (empty: nothing).
@@ -91,6 +95,8 @@ class PluginWatch {
   DivergenceTracker divergence_;
   PluginFabric fabric_;
   uint64_t unverified_ = 0;  // passes or pushes that carried no digests (an older plugin)
+  double hello_time_ = 0;    // the plugin's time of the current connection's hello
+  uint64_t earlier_ = 0;     // reports from before it (sent again), not compared
 };
 
 }  // namespace railyard::controller

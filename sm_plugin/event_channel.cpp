@@ -77,12 +77,19 @@ void EventChannel::note_sm_state_locked(double time) {
   SmStatus now = options_.sm_state();
   if (now == sm_status_) return;
   sm_status_ = now;
+  if (!connected_) return;  // the next hello carries it
   const uint64_t seq = next_seq_++;
-  if (!connected_ || queue_.size() >= options_.capacity) {
-    ++dropped_;  // the next hello carries the state
+  if (queue_.size() >= options_.capacity) {
+    ++dropped_;
     return;
   }
   queue_.push_back(Event{seq, time, protocol::SmStateEvent{now.state, now.port_guid}});
+}
+
+// An event the next connection's hello or whole fabric says again: not kept
+// for it.
+bool EventChannel::superseded_by_hello(const Event& e) {
+  return std::holds_alternative<FabricEvent>(e.body) || std::holds_alternative<protocol::SmStateEvent>(e.body);
 }
 
 bool EventChannel::enqueue(EventBody body, double time) {
@@ -90,11 +97,21 @@ bool EventChannel::enqueue(EventBody body, double time) {
   {
     std::lock_guard lock(mu_);
     const size_t before = queue_.size();
-    note_sm_state_locked(time);
-    const uint64_t seq = next_seq_++;
-    if (!connected_ || queue_.size() >= options_.capacity) {
+    if (stopping_.load()) {  // nothing will send it
       ++dropped_;
       return false;
+    }
+    note_sm_state_locked(time);
+    // With no controller the fabric waits as fabric_: the next connection
+    // sends the last one whole.
+    if (!connected_ && std::holds_alternative<FabricEvent>(body)) return true;
+    const uint64_t seq = next_seq_++;
+    if (queue_.size() >= options_.capacity) {
+      ++dropped_;
+      // Connected, the controller is slow: this one is the gap it will see.
+      // With none connected the newest are the ones worth keeping.
+      if (connected_ || queue_.empty()) return false;
+      queue_.pop_front();
     }
     was_empty = before == 0;
     queue_.push_back(Event{seq, time, std::move(body)});
@@ -173,8 +190,8 @@ void EventChannel::run() noexcept {
           log(LogLevel::kInfo, std::string(unix_socket ? "controller socket " : "controller ") + shown(address) +
                                    ": cannot connect (" + why + ")" +
                                    (n > 1 ? "; trying the next address" : "") +
-                                   "; events are dropped and counted, retrying every " +
-                                   std::to_string(options_.retry.count()) + " ms");
+                                   "; events wait in the queue (" + std::to_string(options_.capacity) +
+                                   " at most), retrying every " + std::to_string(options_.retry.count()) + " ms");
           last_why[i] = why;
         }
         continue;
@@ -193,8 +210,6 @@ void EventChannel::run() noexcept {
         std::lock_guard lock(mu_);
         connected_ = false;
         controller_.clear();
-        dropped_ += queue_.size();
-        queue_.clear();
       }
       served = true;
       if (ended.not_leader) {
@@ -229,8 +244,14 @@ void EventChannel::run() noexcept {
 
 EventChannel::Ended EventChannel::serve(ChannelConnection& conn, const ControllerAddress& address) {
   Ended ended;
-  // Lines to write; the first is written from offset `off`.
-  std::deque<std::string> out;
+  // Lines to write, numbered 1, 2, ... on this connection (the hello is 1);
+  // the first is written from offset `off`.
+  Unconfirmed unconfirmed{this};
+  std::deque<Outgoing>& out = unconfirmed.out;
+  uint64_t lines = 0;
+  auto put = [&](std::string line, std::optional<Event> event) {
+    out.push_back(Outgoing{std::move(line), ++lines, std::move(event)});
+  };
   size_t off = 0;
   // Sequence numbers and the fabric are taken under the lock; the encoding
   // (megabytes of topology text for a big fabric) is done outside it, so
@@ -266,6 +287,7 @@ EventChannel::Ended EventChannel::serve(ChannelConnection& conn, const Controlle
                              std::to_string(links) + " links, " + std::to_string(line.size()) + " bytes");
     return line;
   };
+  size_t kept = 0;
   {
     std::lock_guard lock(mu_);
     connected_ = true;
@@ -281,22 +303,21 @@ EventChannel::Ended EventChannel::serve(ChannelConnection& conn, const Controlle
     if (fabric_) {
       fabric = Event{next_seq_++, hello.time, FabricEvent{fabric_pass_, fabric_}};
     }
+    // The events kept from before this connection (not confirmed by the
+    // last controller, or raised with none connected) follow the hello and
+    // the fabric, renumbered after them in their order: the hello is the
+    // controller's new baseline. What the hello and the fabric say again
+    // is left out.
+    std::erase_if(queue_, superseded_by_hello);
+    for (Event& e : queue_) e.seq = next_seq_++;
+    kept = queue_.size();
   }
   const uint64_t hello_dropped = std::get<HelloEvent>(hello.body).dropped;
-  out.push_back(event_line(hello));
-  if (fabric.seq != 0) out.push_back(line_of(fabric));
+  put(event_line(hello), std::nullopt);
+  if (fabric.seq != 0) put(line_of(fabric), std::nullopt);
   log(LogLevel::kInfo, "controller connected on " + shown(address) + " (" + std::to_string(hello_dropped) +
-                           " events dropped so far)");
-
-  // Whatever is not written when the connection ends counts as dropped.
-  struct CountUnsent {
-    EventChannel* self;
-    std::deque<std::string>* out;
-    ~CountUnsent() {
-      std::lock_guard lock(self->mu_);
-      self->dropped_ += out->size();
-    }
-  } count_unsent{this, &out};
+                           " events dropped so far" +
+                           (kept ? ", " + std::to_string(kept) + " kept from before sent now" : std::string()) + ")");
 
   std::string in;
   std::deque<Event> batch;
@@ -316,7 +337,10 @@ EventChannel::Ended EventChannel::serve(ChannelConnection& conn, const Controlle
         std::lock_guard lock(mu_);
         batch.swap(queue_);
       }
-      for (const Event& e : batch) out.push_back(line_of(e));
+      for (Event& e : batch) {
+        std::string line = line_of(e);
+        put(std::move(line), superseded_by_hello(e) ? std::nullopt : std::optional<Event>(std::move(e)));
+      }
       batch.clear();
     }
     const bool want_out = !out.empty() || conn.wants_write();
@@ -331,7 +355,7 @@ EventChannel::Ended EventChannel::serve(ChannelConnection& conn, const Controlle
 
     if (fds[0].revents & (POLLOUT | POLLIN | POLLERR | POLLHUP)) {
       while (!out.empty()) {
-        const std::string& line = out.front();
+        const std::string& line = out.front().line;
         std::string why;
         const ssize_t n = conn.send(line.data() + off, line.size() - off, why);
         if (n == ChannelConnection::kWouldBlock) break;
@@ -341,7 +365,7 @@ EventChannel::Ended EventChannel::serve(ChannelConnection& conn, const Controlle
         }
         off += static_cast<size_t>(n);
         if (off == line.size()) {
-          out.pop_front();
+          unconfirmed.written();
           off = 0;
           sent_.fetch_add(1);
         }
@@ -387,6 +411,10 @@ EventChannel::Ended EventChannel::serve(ChannelConnection& conn, const Controlle
           ended.leader = c.leader;
           return ended;
         }
+        if (c.kind == CommandKind::kReceived) {
+          unconfirmed.confirm(c.lines);
+          continue;
+        }
         if (c.kind == CommandKind::kSendFabric) {
           // The controller's copy does not match: the whole fabric again,
           // numbered in queue order like any event.
@@ -423,6 +451,39 @@ EventChannel::Ended EventChannel::serve(ChannelConnection& conn, const Controlle
     }
   }
   return ended;
+}
+
+void EventChannel::Unconfirmed::written() {
+  Outgoing& line = out.front();
+  if (line.event) {
+    sent.emplace_back(line.number, std::move(*line.event));
+    // A controller that never confirms (older than `received`): what it
+    // was sent is forgotten beyond one queue's worth.
+    if (sent.size() > self->options_.capacity) sent.pop_front();
+  }
+  out.pop_front();
+}
+
+void EventChannel::Unconfirmed::confirm(uint64_t lines) {
+  while (!sent.empty() && sent.front().first <= lines) sent.pop_front();
+}
+
+// Everything not confirmed goes back to the head of the queue, in order,
+// for the next connection; beyond the queue's capacity the oldest are
+// dropped and counted.
+EventChannel::Unconfirmed::~Unconfirmed() {
+  std::deque<Event> back;
+  for (auto& [number, e] : sent) back.push_back(std::move(e));
+  for (Outgoing& o : out) {
+    if (o.event) back.push_back(std::move(*o.event));
+  }
+  std::lock_guard lock(self->mu_);
+  self->queue_.insert(self->queue_.begin(), std::make_move_iterator(back.begin()),
+                      std::make_move_iterator(back.end()));
+  while (self->queue_.size() > self->options_.capacity) {
+    self->queue_.pop_front();
+    ++self->dropped_;
+  }
 }
 
 }  // namespace railyard::sm_plugin

@@ -6,9 +6,20 @@
 //  - push() never blocks OpenSM: a short critical section on the channel's own
 //    mutex (never OpenSM's lock), a bounded queue (Options::capacity), and at
 //    most one write() of one byte to a non-blocking pipe to wake the thread.
-//    When no controller is connected, or the queue is full, the event is
-//    dropped and counted. Sequence numbers are taken by dropped events too, so
-//    the controller sees a gap exactly where events were lost.
+//    When the queue is full the event is dropped and counted (with no
+//    controller connected, the oldest one instead). Sequence numbers are
+//    taken by dropped events too, so the controller sees a gap exactly where
+//    events were lost.
+//  - Events are not lost across a controller switch (at least once): the
+//    controller confirms the lines it handled (`received`); an event written
+//    but not confirmed when the connection ends, or not written yet, goes back
+//    to the head of the queue, and the queue is kept while no controller is
+//    connected. The next connection sends them after its hello and whole
+//    fabric, renumbered after the hello (the controller's new baseline);
+//    fabric snapshots and SM states are not kept (the hello and the whole
+//    fabric say them again). Beyond the queue's capacity the oldest are
+//    dropped and counted. A controller that handled an event but whose
+//    `received` was lost with the connection sees it again.
 //  - One background thread connects (retrying every Options::retry), writes a
 //    `hello` then the last fabric snapshot after each connect, encodes and
 //    writes queued events, and reads command lines; each command goes to the
@@ -17,8 +28,6 @@
 //    each connection, then only what changed since the one before (computed
 //    on this thread, off OpenSM's lock); `send_fabric` from the controller
 //    makes the next one whole again.
-//    Events still queued or half-written when the connection drops are counted
-//    as dropped: the next hello (with the total) and fabric resynchronize.
 //  - Several controllers: tried in order from the preferred one (the first,
 //    or the leader a `not_leader` named); a `not_leader` moves on at once to
 //    the address it names when it is one of ours, else to the next one; after
@@ -31,7 +40,7 @@
 //    first fabric follows its sm_state) and every Options::sm_state_interval
 //    on the channel's thread (a standby reports few events).
 //  - `policy` commands go to the handler like reroutes (acknowledged when it
-//    returns); `not_leader` and `send_fabric` are the channel's own.
+//    returns); `not_leader`, `send_fabric` and `received` are the channel's own.
 //  - stop() (and the destructor) wakes the thread through a self-pipe and joins
 //    it; nothing is left running. Exceptions never leave the thread: they are
 //    logged and the connection is dropped.
@@ -45,9 +54,10 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
-
+#include <utility>
 #include <vector>
 
 #include "sm_plugin/channel_transport.h"
@@ -111,6 +121,24 @@ class EventChannel {
     bool not_leader = false;
     std::string leader;
   };
+  // A line of a connection: its number there (1: the hello) and, when it
+  // is one, the event to send again if the controller does not confirm it.
+  struct Outgoing {
+    std::string line;
+    uint64_t number = 0;
+    std::optional<Event> event;
+  };
+  // A connection's lines not yet confirmed (`received`): written or not.
+  // When the connection ends, their events go back to the head of the queue.
+  struct Unconfirmed {
+    EventChannel* self;
+    std::deque<Outgoing> out;                        // to write, in order
+    std::deque<std::pair<uint64_t, Event>> sent;     // written: line number, event
+    void written();                                  // out.front() is written
+    void confirm(uint64_t lines);                    // the first `lines` lines are handled
+    ~Unconfirmed();
+  };
+  static bool superseded_by_hello(const Event& e);
   bool enqueue(EventBody body, double time);
   void note_sm_state_locked(double time);
   void run() noexcept;

@@ -13,6 +13,7 @@ std::string_view to_string(CommandKind kind) {
     case CommandKind::kSendFabric: return "send_fabric";
     case CommandKind::kNotLeader: return "not_leader";
     case CommandKind::kPolicy: return "policy";
+    case CommandKind::kReceived: return "received";
   }
   return "reroute";
 }
@@ -23,14 +24,17 @@ std::optional<CommandKind> parse_command_kind(std::string_view type) {
   if (type == "send_fabric") return CommandKind::kSendFabric;
   if (type == "not_leader") return CommandKind::kNotLeader;
   if (type == "policy") return CommandKind::kPolicy;
+  if (type == "received") return CommandKind::kReceived;
   return std::nullopt;
 }
 
 std::string encode_command(const Command& command) {
   json j{{"type", to_string(command.kind)}};
-  if (command.kind != CommandKind::kNotLeader) j["id"] = command.id;
+  const bool carries_id = command.kind != CommandKind::kNotLeader && command.kind != CommandKind::kReceived;
+  if (carries_id) j["id"] = command.id;
   if (command.kind == CommandKind::kNotLeader) j["leader"] = command.leader;
   if (command.kind == CommandKind::kPolicy) j["yaml"] = command.yaml;
+  if (command.kind == CommandKind::kReceived) j["lines"] = command.lines;
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -41,12 +45,14 @@ Decoded<Command> decode_command(const json& line) {
     const std::optional<CommandKind> kind = parse_command_kind(type);
     if (!kind) return DecodeError{DecodeError::Kind::kUnknownType, "", "", "unknown type '" + type + "'"};
     const FieldReader r(line, type);
-    // not_leader carries no request id (encode_command writes none): an id
-    // sent with it is ignored, as unknown fields are.
-    Command c{*kind, r.has("id") && *kind != CommandKind::kNotLeader ? r.string("id") : std::string()};
+    // not_leader and received carry no request id (encode_command writes
+    // none): an id sent with them is ignored, as unknown fields are.
+    const bool carries_id = *kind != CommandKind::kNotLeader && *kind != CommandKind::kReceived;
+    Command c{*kind, r.has("id") && carries_id ? r.string("id") : std::string()};
     if (c.id.size() > kMaxRequestId) throw r.bad_value("id", "longer than " + std::to_string(kMaxRequestId) + " bytes");
     if (c.kind == CommandKind::kNotLeader && r.has("leader")) c.leader = r.string("leader");
     if (c.kind == CommandKind::kPolicy) c.yaml = r.string("yaml");
+    if (c.kind == CommandKind::kReceived) c.lines = r.uint<uint64_t>("lines");
     return c;
   } catch (const DecodeError& error) {
     return error;

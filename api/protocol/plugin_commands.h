@@ -20,9 +20,13 @@ namespace railyard::protocol {
 // kPolicy: the policy in force, as canonical YAML (`yaml`,
 // policies::render_policy_yaml), for the plugin's policy file; acknowledged
 // when the plugin took it.
-enum class CommandKind : uint8_t { kReroute, kPolicyChanged, kSendFabric, kNotLeader, kPolicy };
+// kReceived: the controller has read and handled the first `lines` lines the
+// plugin wrote on this connection (its hello is line 1); the plugin forgets
+// the events among them and replays the others on its next connection.
+// Handled by the plugin's channel itself, never acknowledged.
+enum class CommandKind : uint8_t { kReroute, kPolicyChanged, kSendFabric, kNotLeader, kPolicy, kReceived };
 // The `type` on the wire: "reroute", "policy_changed", "send_fabric",
-// "not_leader", "policy".
+// "not_leader", "policy", "received".
 std::string_view to_string(CommandKind kind);
 std::optional<CommandKind> parse_command_kind(std::string_view type);
 
@@ -34,6 +38,7 @@ struct Command {
   std::string id;  // at most kMaxRequestId bytes; empty when the controller gave none
   std::string leader;  // kNotLeader only: the leader's plugin address, or empty
   std::string yaml;    // kPolicy only: the policy's YAML
+  uint64_t lines = 0;  // kReceived only: lines of this connection handled
   bool operator==(const Command&) const = default;
 };
 

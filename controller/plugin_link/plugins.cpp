@@ -93,6 +93,10 @@ void PluginLink::read(std::shared_ptr<Session> s) {
           into.consume(n);
           if (s->closed) return;  // replaced or stopped while this line was read
           on_line(s, std::move(line));
+          if (s->confirm_due && !s->writing && !s->closed) {
+            s->writing = true;
+            write_next(s);
+          }
           if (s->hello_buffer && s->authenticated && !s->closed) {
             // The hello was accepted: what came after it moves to the full-size buffer.
             const size_t rest = s->hello_buffer->size();
@@ -142,6 +146,7 @@ void PluginLink::on_line(const std::shared_ptr<Session>& s, std::string line) {
     s->authenticated = true;
     s->hello_timer.cancel();
   }
+  ++s->lines_read;
   if (type == "hello") {
     // Hellos are stored by the controller: never with the secret in them.
     if (j.contains("token")) {
@@ -176,6 +181,9 @@ void PluginLink::on_line(const std::shared_ptr<Session>& s, std::string line) {
     if (!policy_line_.empty()) queue(s, policy_line_);
   }
   if (s->leaving) return;
+  // Handled once this returns, whoever it is from (another plugin's lines
+  // are ignored by rule): confirmed with the next write (write_next).
+  s->confirm_due = true;
   elect(first ? s : nullptr);
   if (current_ != s) {
     if (!hello && !sm_state && !ack) ++lines_ignored_;
@@ -189,6 +197,23 @@ void PluginLink::on_line(const std::shared_ptr<Session>& s, std::string line) {
   } catch (...) {
     log(LogLevel::kError, "a line from " + s->who() + " failed");
   }
+}
+
+// On the strand: the `received` for what s has sent so far, when this member
+// leads (a member that lost the lease records nothing: the plugin sends the
+// lines again to the leader).
+std::optional<std::string> PluginLink::confirmation(const std::shared_ptr<Session>& s) {
+  s->confirm_due = false;
+  if (s->leaving) return std::nullopt;
+  LeaderHook hook;
+  {
+    std::lock_guard lock(leader_mu_);
+    hook = leader_hook_;
+  }
+  if (hook && hook()) return std::nullopt;
+  protocol::Command c{protocol::CommandKind::kReceived};
+  c.lines = s->lines_read;
+  return protocol::encode_command(c) + "\n";
 }
 
 void PluginLink::elect(const std::shared_ptr<Session>& first_line_of) {
@@ -286,6 +311,10 @@ void PluginLink::write_next(std::shared_ptr<Session> s) {
   if (s->closed) {
     s->writing = false;
     return;
+  }
+  if (s->outbox.empty() && s->confirm_due) {
+    // One `received` for every line read while the last write was out.
+    if (std::optional<std::string> line = confirmation(s)) s->outbox.push_back(std::move(*line));
   }
   if (s->outbox.empty()) {
     s->writing = false;

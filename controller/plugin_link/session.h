@@ -70,6 +70,8 @@ struct PluginLink::Session {
   uint64_t master_order = 0;       // when it last said "master"
   std::string hello_line;          // its last hello, without the token
   bool leaving = false;            // told not_leader: closed once written, never elected
+  uint64_t lines_read = 0;         // complete lines read (the hello is 1)
+  bool confirm_due = false;        // lines_read not yet confirmed with `received`
   std::deque<std::string> outbox;
   bool writing = false;
   bool closed = false;

@@ -7,6 +7,7 @@
 #include <openssl/ssl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -402,6 +403,66 @@ TEST_F(PluginLinkHaTest, StepDownTellsEveryPluginAndTheyGoToTheLeader) {
   ASSERT_TRUE(b.link().send(protocol::encode_command({protocol::CommandKind::kReroute, "after"})));
   ASSERT_TRUE(eventually([&] { return !p1.commands_of(protocol::CommandKind::kReroute).empty(); }));
   EXPECT_TRUE(p2.commands_of(protocol::CommandKind::kReroute).empty());
+}
+
+// The lids of the traps among `lines`, in order.
+std::vector<int> trap_lids(const std::vector<std::string>& lines) {
+  std::vector<int> lids;
+  for (const std::string& l : lines) {
+    const nlohmann::json j = nlohmann::json::parse(l);
+    if (j["type"] == "trap") lids.push_back(j["lid"].get<int>());
+  }
+  return lids;
+}
+
+// Events raised while the leader changes, by a step-down then by a death
+// (its link gone at once, as with kill -9), are not lost: what one leader
+// did not confirm reaches the next, in order.
+TEST_F(PluginLinkHaTest, EventsRaisedAcrossLeaderSwitchesReachTheNextLeader) {
+  auto a = std::make_unique<Link>(unix_options("a.sock"));
+  ASSERT_TRUE(a->start().ok());
+  Link b(unix_options("b.sock"));
+  ASSERT_TRUE(b.start().ok());
+  const std::string b_address = "unix:" + (dir_ / "b.sock").string();
+  Plugin p({unix_address((dir_ / "a.sock").string()), unix_address((dir_ / "b.sock").string())}, "", "", "master",
+           0x11);
+  ASSERT_TRUE(eventually([&] { return !a->lines().empty(); }));
+
+  constexpr int kTraps = 600;
+  std::atomic<int> pushed{0};
+  std::thread raiser([&] {
+    for (int lid = 1; lid <= kTraps; ++lid) {
+      p.channel().push(protocol::TrapEvent{128, static_cast<uint16_t>(lid), true, 2, static_cast<uint16_t>(lid)});
+      pushed = lid;
+      if (lid % 8 == 0) std::this_thread::sleep_for(1ms);
+    }
+  });
+  // a steps down to b in the middle of the stream...
+  ASSERT_TRUE(eventually([&] { return pushed >= 150; }));
+  b.link().set_leader_hook({});
+  a->link().set_leader_hook([&] { return std::optional<std::string>(b_address); });
+  a->link().drop_all_not_leader(b_address);
+  // ... and b dies later in it; a leads again.
+  ASSERT_TRUE(eventually([&] { return pushed >= 400 && !trap_lids(b.lines()).empty(); }));
+  a->link().set_leader_hook({});
+  b.link().stop();
+  raiser.join();
+  ASSERT_TRUE(eventually([&] {
+    const std::vector<int> lids = trap_lids(a->lines());
+    return !lids.empty() && lids.back() == kTraps;
+  })) << p.logs();
+
+  // Every trap reached a leader, each leader's in order (a's twice over:
+  // before its step-down and after b's death).
+  std::vector<bool> seen(kTraps + 1, false);
+  for (const std::vector<int>& lids : {trap_lids(a->lines()), trap_lids(b.lines())}) {
+    for (size_t i = 0; i < lids.size(); ++i) seen[lids[i]] = true;
+  }
+  for (int lid = 1; lid <= kTraps; ++lid) EXPECT_TRUE(seen[lid]) << "trap " << lid << " was lost\n" << p.logs();
+  EXPECT_EQ(p.channel().dropped(), 0u);
+  const std::vector<int> on_b = trap_lids(b.lines());
+  EXPECT_TRUE(std::is_sorted(on_b.begin(), on_b.end()));
+  EXPECT_GT(on_b.size(), 0u);
 }
 
 TEST_F(PluginLinkHaTest, OfTwoPluginsTheMastersIsThePlugin) {

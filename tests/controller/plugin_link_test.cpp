@@ -77,13 +77,15 @@ class Client {
       data.remove_prefix(static_cast<size_t>(n));
     }
   }
-  // The next line the link sent, within `timeout`.
-  std::optional<std::string> read_line(std::chrono::milliseconds timeout = 5000ms) {
+  // The next line the link sent, within `timeout`; the link's `received`
+  // confirmations are passed over unless `confirmations`.
+  std::optional<std::string> read_line(std::chrono::milliseconds timeout = 5000ms, bool confirmations = false) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (true) {
       if (size_t nl = pending_.find('\n'); nl != std::string::npos) {
         std::string line = pending_.substr(0, nl);
         pending_.erase(0, nl + 1);
+        if (!confirmations && line.find("\"type\":\"received\"") != std::string::npos) continue;
         return line;
       }
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
@@ -380,6 +382,34 @@ TEST_F(PluginLinkTest, APeerThatSaysNothingEvictsNobody) {
   ASSERT_TRUE(h.link().send("{\"type\":\"reroute\",\"id\":\"r2\"}"));
   EXPECT_EQ(next.read_line(), "{\"type\":\"reroute\",\"id\":\"r2\"}");
   EXPECT_TRUE(plugin.closed_by_peer());
+}
+
+// Each line handled is confirmed: `received` with the count so far (the
+// plugin sends the rest again elsewhere). A member that is not the leader
+// confirms nothing.
+TEST_F(PluginLinkTest, LinesAreConfirmedOnceHandledAndOnlyByTheLeader) {
+  Harness h(options());
+  ASSERT_TRUE(h.start().ok());
+  Client plugin(path_);
+  plugin.send("{\"type\":\"hello\",\"seq\":1}\n{\"type\":\"subnet_up\",\"seq\":2}\n");
+  plugin.send("{\"type\":\"subnet_up\",\"seq\":3}\n");
+  uint64_t confirmed = 0;
+  while (confirmed < 3) {
+    std::optional<std::string> line = plugin.read_line(5000ms, /*confirmations=*/true);
+    ASSERT_TRUE(line) << "confirmed " << confirmed << " of 3 lines";
+    const nlohmann::json j = nlohmann::json::parse(*line);
+    ASSERT_EQ(j["type"], "received") << *line;
+    EXPECT_GT(j["lines"].get<uint64_t>(), confirmed) << "counts only grow";
+    confirmed = j["lines"].get<uint64_t>();
+  }
+  EXPECT_EQ(confirmed, 3u);
+  EXPECT_EQ(h.lines().size(), 3u) << "handled before confirmed";
+  EXPECT_FALSE(plugin.read_line(200ms, true)) << "nothing more to confirm";
+
+  // This member loses the lead (its lease): what comes now is not confirmed.
+  h.link().set_leader_hook([] { return std::optional<std::string>("unix:/elsewhere.sock"); });
+  plugin.send("{\"type\":\"subnet_up\",\"seq\":4}\n");
+  EXPECT_FALSE(plugin.read_line(300ms, true)) << "a member that does not lead confirms nothing";
 }
 
 TEST_F(PluginLinkTest, OverLongLineClosesTheConnection) {

@@ -9,6 +9,9 @@
 #     plugin and its fabric are there), more drains are acknowledged, and
 #     every acknowledged drain is present exactly once on both live members.
 #     Both SMs' policy files are the new leader's policy, with every drain.
+#     A leaf uplink goes down while no railyardd leads: the master's plugin
+#     keeps the events (trap 128 among them) and the new leader records them,
+#     none dropped; the link comes back before the next drains.
 #  3. kill -9 of the OpenSM master: the standby routes with the drains in
 #     force, its tables byte-identical to the old master's (ibroute of every
 #     switch), no CA route on any drained port, `railyard verify` clean.
@@ -43,6 +46,9 @@ print(" ".join(str(s.getsockname()[1]) for s in ss))')"
 DRAINS=("leaf g000 r1:10" "leaf g001 r2:11" "leaf g000 r3:12" "leaf g001 r0:13")
 records=()
 for d in "${DRAINS[@]}"; do records+=("$(ry_switch_record f.net "${d%:*}")"); done
+# The uplink that goes down while no railyardd leads (drained by nobody).
+GAP_LEAF=$(ry_switch_record f.net "leaf g001 r3")
+GAP_PORT=14
 # A drained link as the policy names it: '0x<switch guid>[port]'.
 policy_link() { printf "'0x%016x[%s]'" "0x${records[$1]#S-}" "${DRAINS[$1]##*:}"; }
 STANDBY_HOST=$(sed -n 's/^Ca.*# "\(.*\)".*/\1/p' f.net | tail -n 1)
@@ -98,7 +104,7 @@ plugin_conf master
 plugin_conf standby
 HA_CONF=("sminfo_polling_timeout 1000" "polling_retry_number 2" "event_plugin_name osmrailyard"
          "routing_engine railyard")
-ry_start_ibsim f.net
+ry_start_ibsim f.net --console
 conf_args=()
 for line in "sm_priority 15" "${HA_CONF[@]}" "event_plugin_options $RY_TMP/master-plugin.yaml"; do
   conf_args+=(--conf "$line")
@@ -131,7 +137,7 @@ drain 1
 # --- kill -9 of the railyardd leader ----------------------------------------------------
 failed_before=$(ry_log_count 'read failed' "$RY_OPENSM_LOG")
 kill_ms=$(ha_now_ms)
-ha_kill_leader_and_wait "$L" 15000
+ha_kill_leader_and_wait "$L" 15000 ry_ibsim_cmd "Unlink \"$GAP_LEAF\"[$GAP_PORT]"
 new=$HA_NEW takeover_ms=$HA_TAKEOVER_MS
 ((takeover_ms < 5000)) || ry_fail "railyardd takeover took ${takeover_ms} ms (>= 5 s)"
 ry_wait_for 30 "the new leader m$new healthy (the master's plugin reconnected with its fabric)" healthy "$new"
@@ -154,6 +160,18 @@ for k in 0 1; do
   grep -qF "$(policy_link "$k")" master-policy.yaml ||
     ry_fail "after the failover the SMs' policy lacks ${DRAINS[$k]}: $(cat master-policy.yaml)"
 done
+# The events of the link that went down after the kill reached the new
+# leader: the master's plugin kept them and sent them again after its hello.
+gap_trap() {
+  ha_req GET "$(ha_url "$new")" "/api/v1/events?since=0&limit=1000" | sed '$d' |
+    jq -e --argjson t "$kill_ms" '[.events[] | select(.source == "plugin" and .type == "trap" and
+      .data.trap_num == 128 and .time * 1000 >= $t)] | length > 0' >/dev/null
+}
+ry_wait_for 20 "the trap raised while no railyardd led, on m$new" gap_trap
+dropped=$(ha_req GET "$(ha_url "$new")" /api/v1/metrics | awk '$1 == "railyard_plugin_events_dropped_total" {print $2}')
+ry_assert_eq 0 "$dropped" "plugin events dropped, as m$new counts them"
+ry_ibsim_cmd "ReLink \"$GAP_LEAF\"[$GAP_PORT]"
+ry_pass "the uplink that went down while no railyardd led: its trap recorded by m$new, 0 events dropped"
 drain 2
 drain 3
 

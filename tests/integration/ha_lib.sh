@@ -168,13 +168,16 @@ ha_drain() {
 # Milliseconds on the shell's own clock (no process per poll: the machine may be loaded).
 ha_now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
 
-# ha_kill_leader_and_wait OLD LIMIT_MS: kill -9 of member OLD, then polls (every
-# 50 ms) until another running member says it leads. Sets HA_NEW (its index)
-# and HA_TAKEOVER_MS (from the kill); fails after LIMIT_MS.
+# ha_kill_leader_and_wait OLD LIMIT_MS [CMD...]: kill -9 of member OLD, runs
+# CMD (while no member leads), then polls (every 50 ms) until another running
+# member says it leads. Sets HA_NEW (its index) and HA_TAKEOVER_MS (from the
+# kill); fails after LIMIT_MS.
 ha_kill_leader_and_wait() {
   local old=$1 limit=$2 t0 i
+  shift 2
   t0=$(ha_now_ms)
   ha_kill_railyardd "$old" KILL
+  (($#)) && "$@"
   HA_NEW=""
   until [[ -n "$HA_NEW" ]]; do
     for i in 0 1 2; do

@@ -47,6 +47,24 @@ TEST(CommandCodec, NotLeaderAndPolicyCarryTheirFields) {
   EXPECT_EQ(bad_leader.error().message(), "not_leader: leader must be a string");
 }
 
+TEST(CommandCodec, ReceivedCarriesItsLineCountAndNoId) {
+  Command received{CommandKind::kReceived};
+  received.lines = 4097;
+  EXPECT_EQ(encode_command(received), R"({"lines":4097,"type":"received"})");
+  Decoded<Command> back = decode_command_line(encode_command(received));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, received);
+  // An id sent with it is ignored (it carries none).
+  Decoded<Command> with_id = decode_command_line(R"({"type":"received","lines":3,"id":"x"})");
+  ASSERT_TRUE(with_id.ok());
+  EXPECT_EQ(with_id->id, "");
+  EXPECT_EQ(with_id->lines, 3u);
+  for (const char* bad : {R"({"type":"received"})", R"({"type":"received","lines":-1})",
+                          R"({"type":"received","lines":"3"})", R"({"type":"received","lines":1.5})"}) {
+    EXPECT_FALSE(decode_command_line(bad).ok()) << bad;
+  }
+}
+
 TEST(CommandCodec, TheWireFormatIsUnchanged) {
   // What railyardd has always sent (nlohmann::json, keys sorted).
   EXPECT_EQ(encode_command(Command{CommandKind::kPolicyChanged, "r17-1"}), R"({"id":"r17-1","type":"policy_changed"})");

@@ -151,26 +151,92 @@ class EventChannelTest : public ::testing::Test {
   std::vector<std::string> log_;
 };
 
-TEST_F(EventChannelTest, WithoutAControllerEventsAreDroppedCountedAndReportedInTheHello) {
-  EventChannel channel(options(), nullptr, log_sink());
-  for (int i = 0; i < 5; ++i) EXPECT_FALSE(channel.push(SimpleEvent{SimpleKind::kSubnetUp}));
-  EXPECT_EQ(channel.dropped(), 5u);
+// With no controller the events wait in the bounded queue; the first
+// connection sends them after its hello, numbered after it. Beyond the
+// queue's capacity the oldest are dropped, counted, and the hello says how
+// many.
+TEST_F(EventChannelTest, WithoutAControllerEventsWaitInTheQueueAndFollowTheHello) {
+  EventChannel channel(options(/*capacity=*/3), nullptr, log_sink());
+  for (uint16_t lid = 1; lid <= 5; ++lid) EXPECT_TRUE(channel.push(TrapEvent{128, lid, true, 2, lid})) << lid;
+  EXPECT_EQ(channel.dropped(), 2u);
   EXPECT_TRUE(eventually([&] { return logged("cannot connect"); }));
 
   Listener controller(path_);  // the controller comes up: the retry finds it
   ASSERT_TRUE(controller.accept());
   const json hello = controller.next();
   EXPECT_EQ(hello["type"], "hello");
-  EXPECT_EQ(hello["dropped"], 5);
-  EXPECT_EQ(hello["seq"], 6) << "dropped events took seq 1..5";
+  EXPECT_EQ(hello["dropped"], 2);
   EXPECT_EQ(hello["plugin"], "osmrailyard");
-
+  const uint64_t base = hello["seq"].get<uint64_t>();
+  for (uint64_t k = 1; k <= 3; ++k) {
+    const json trap = controller.next();
+    EXPECT_EQ(trap["type"], "trap");
+    EXPECT_EQ(trap["lid"], k + 2) << "the newest three, in their order";
+    EXPECT_EQ(trap["seq"], base + k) << "renumbered after the hello";
+  }
   ASSERT_TRUE(eventually([&] { return channel.connected(); }));
-  EXPECT_TRUE(channel.push(TrapEvent{128, 3, true, 2, 3}));
+  EXPECT_TRUE(channel.push(TrapEvent{128, 9, true, 2, 9}));
   const json trap = controller.next();
-  EXPECT_EQ(trap["type"], "trap");
-  EXPECT_EQ(trap["seq"], 7);
-  EXPECT_EQ(trap["lid"], 3);
+  EXPECT_EQ(trap["lid"], 9);
+  EXPECT_EQ(trap["seq"], base + 4);
+  EXPECT_TRUE(logged("3 kept from before sent now"));
+}
+
+// What the controller did not confirm (`received`) goes again, after the next
+// hello, to whichever controller comes next: here a member answers not_leader
+// after reading everything, and the leader it names gets the events.
+TEST_F(EventChannelTest, EventsNotConfirmedAreSentAgainToTheNextController) {
+  const std::string leader_path = (dir_ / "leader.sock").string();
+  Listener first(path_);
+  Listener leader(leader_path);
+  EventChannel::Options o = options();
+  o.socket_path.clear();
+  for (const std::string& p : {path_, leader_path}) {
+    auto a = parse_controller_address("unix:" + p);
+    ASSERT_TRUE(a) << a.error().message;
+    o.controllers.push_back(*a);
+  }
+  EventChannel channel(o, nullptr, log_sink());
+  ASSERT_TRUE(first.accept());
+  EXPECT_EQ(first.next()["type"], "hello");  // line 1
+  ASSERT_TRUE(eventually([&] { return channel.connected(); }));
+  for (uint16_t lid = 1; lid <= 4; ++lid) ASSERT_TRUE(channel.push(TrapEvent{128, lid, true, 2, lid}));
+  for (uint16_t lid = 1; lid <= 4; ++lid) EXPECT_EQ(first.next()["lid"], lid);  // lines 2..5
+  // Lines 1-3 handled (the hello, traps 1 and 2); then this member is not
+  // the leader after all.
+  first.send(R"({"lines":3,"type":"received"})" "\n");
+  first.send("{\"type\":\"not_leader\",\"leader\":\"unix:" + leader_path + "\"}\n");
+  first.shut_and_wait_close();
+
+  ASSERT_TRUE(leader.accept(1500ms));
+  const json hello = leader.next();
+  EXPECT_EQ(hello["type"], "hello");
+  EXPECT_EQ(hello["dropped"], 0) << "nothing was lost";
+  const uint64_t base = hello["seq"].get<uint64_t>();
+  json t3 = leader.next(), t4 = leader.next();
+  EXPECT_EQ(t3["lid"], 3);
+  EXPECT_EQ(t3["seq"], base + 1);
+  EXPECT_EQ(t4["lid"], 4);
+  EXPECT_EQ(t4["seq"], base + 2);
+  EXPECT_TRUE(leader.next(200ms).is_discarded()) << "traps 1 and 2 were confirmed: not sent again";
+
+  // On this connection: trap 5 is line 4, confirmed; trap 6 is not when the
+  // leader goes away. Back, only trap 6 comes again.
+  ASSERT_TRUE(channel.push(TrapEvent{128, 5, true, 2, 5}));
+  EXPECT_EQ(leader.next()["lid"], 5);
+  leader.send(R"({"lines":4,"type":"received"})" "\n");
+  ASSERT_TRUE(channel.push(TrapEvent{128, 6, true, 2, 6}));
+  EXPECT_EQ(leader.next()["lid"], 6);
+  leader.drop();  // the plugin reads the received before the end
+  ASSERT_TRUE(eventually([&] { return !channel.connected(); }));
+  // Raised while no controller is connected: kept too.
+  EXPECT_TRUE(channel.push(TrapEvent{128, 7, true, 2, 7}));
+  ASSERT_TRUE(leader.accept()) << "the plugin starts again from the leader named last";
+  EXPECT_EQ(leader.next()["type"], "hello");
+  EXPECT_EQ(leader.next()["lid"], 6);
+  EXPECT_EQ(leader.next()["lid"], 7);
+  EXPECT_TRUE(leader.next(200ms).is_discarded());
+  EXPECT_EQ(channel.dropped(), 0u);
 }
 
 // OpenSM's SM state: in the hello, and as an sm_state event numbered before
@@ -243,15 +309,14 @@ TEST_F(EventChannelTest, ReconnectsAfterTheControllerGoesAwayAndResendsTheFabric
 
   controller.drop();  // the controller goes away
   ASSERT_TRUE(eventually([&] { return !channel.connected(); }));
-  EXPECT_FALSE(channel.push(SimpleEvent{SimpleKind::kHeavySweepStart}));
-  EXPECT_FALSE(channel.push(SimpleEvent{SimpleKind::kHeavySweepDone}));
-  const uint64_t dropped = channel.dropped();
-  EXPECT_GE(dropped, 2u);
+  EXPECT_TRUE(channel.push(SimpleEvent{SimpleKind::kHeavySweepStart}));
+  EXPECT_TRUE(channel.push(SimpleEvent{SimpleKind::kHeavySweepDone}));
+  EXPECT_EQ(channel.dropped(), 0u) << "kept for the next controller";
 
-  ASSERT_TRUE(controller.accept());  // back: hello with the total, then the last fabric
+  ASSERT_TRUE(controller.accept());  // back: hello, the last fabric, the events kept
   const json hello = controller.next();
   EXPECT_EQ(hello["type"], "hello");
-  EXPECT_EQ(hello["dropped"], dropped);
+  EXPECT_EQ(hello["dropped"], 0);
   const json f2 = controller.next();
   EXPECT_EQ(f2["type"], "fabric_changes");
   EXPECT_EQ(f2["full"], true) << "a new connection starts with the whole fabric";
@@ -260,6 +325,9 @@ TEST_F(EventChannelTest, ReconnectsAfterTheControllerGoesAwayAndResendsTheFabric
   EXPECT_EQ(f2["links"], f1["links"]);
   EXPECT_EQ(f2["fingerprint"], f1["fingerprint"]);
   EXPECT_GT(f2["seq"].get<uint64_t>(), hello["seq"].get<uint64_t>());
+  EXPECT_EQ(controller.next()["type"], "heavy_sweep_start");
+  EXPECT_EQ(controller.next()["type"], "heavy_sweep_done");
+  EXPECT_TRUE(controller.next(200ms).is_discarded()) << "the first connection's fabric is not sent twice";
   EXPECT_TRUE(logged("controller disconnected"));
 }
 

@@ -8,7 +8,9 @@
 // plugin reconnect), and appends every line it receives to EVENTS_FILE,
 // flushed line by line so a test can wait on it with grep. COMMANDS_FILE, when
 // given, is followed like `tail -f`: each complete line appended to it is sent
-// to the plugin (kept until a plugin is connected). Prints "listening" on
+// to the plugin (kept until a plugin is connected). The lines written to
+// EVENTS_FILE are confirmed to the plugin (`received`, as railyardd does), so
+// it does not send them again after a reconnect. Prints "listening" on
 // stdout once the socket is bound. Exits 0 on SIGTERM or SIGINT.
 #include <fcntl.h>
 #include <poll.h>
@@ -78,6 +80,7 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
 
   int conn = -1;
+  unsigned long long lines = 0;  // complete lines of this connection
   std::string in;           // received, not yet a full line
   std::string commands;     // read from COMMANDS_FILE, not yet sent
   off_t commands_off = 0;   // how far COMMANDS_FILE has been read
@@ -91,6 +94,7 @@ int main(int argc, char** argv) {
         if (conn >= 0) ::close(conn);
         conn = c;
         in.clear();
+        lines = 0;
       }
     }
     if (n > 0 && conn >= 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
@@ -105,7 +109,9 @@ int main(int argc, char** argv) {
         if (last != std::string::npos) {
           std::fwrite(in.data(), 1, last + 1, events);
           std::fflush(events);
+          for (size_t i = 0; i <= last; ++i) lines += in[i] == '\n';
           in.erase(0, last + 1);
+          write_all(conn, "{\"lines\":" + std::to_string(lines) + ",\"type\":\"received\"}\n");
         }
       }
     }
