@@ -111,6 +111,13 @@ HaStatus Replicator::status() const {
     s.leader_api = config_.advertise_api;
     s.leader_plugin = config_.advertise_plugin;
   } else {
+    if (s.leader == config_.member) {
+      // Stepping down: this member no longer serves and has not yet read
+      // who leads now. It never names itself.
+      s.leader.clear();
+      s.leader_api.clear();
+      s.leader_plugin.clear();
+    }
     s.role = s.leader.empty() ? HaRole::kNoLeader : HaRole::kFollower;
   }
   try {
@@ -155,7 +162,7 @@ int64_t Replicator::ship(const std::string& batch) {
     // Not known to be appended: refused here. If it was after all, the next
     // append finds log/<next> taken and this member steps down and replays it.
     note_etcd(false, r.error().message);
-    throw StoreError("etcd: the change could not be replicated (" + r.error().message + "): nothing changed");
+    throw StoreError("etcd: the change could not be replicated (" + r.error().message + ")");
   }
   note_etcd(true);
   if (!r->succeeded) {
@@ -163,8 +170,7 @@ int64_t Replicator::ship(const std::string& batch) {
     serving_ = false;
     lost_ = true;
     wake_.notify_all();
-    throw StoreError("not the leader any more (another member leads, or this member's log is behind): "
-                     "nothing changed");
+    throw StoreError("not the leader any more (another member leads, or this member's log is behind)");
   }
   return next_seq_++;
 }
@@ -225,11 +231,6 @@ void Replicator::step_down(const std::string& why) {
     leader_ = false;
     lost_ = false;
   }
-  if (lease_ != 0) {
-    // Best effort: the others take over at once instead of after the TTL.
-    (void)etcd_.lease_revoke(lease_);
-    lease_ = 0;
-  }
   {
     std::lock_guard lock(status_mu_);
     status_.leader.clear();
@@ -239,6 +240,11 @@ void Replicator::step_down(const std::string& why) {
       ++status_.step_downs;
       status_.last_step_down = why;
     }
+  }
+  if (lease_ != 0) {
+    // Best effort: the others take over at once instead of after the TTL.
+    (void)etcd_.lease_revoke(lease_);
+    lease_ = 0;
   }
   if (was) {
     log(true, "replication: stepped down: " + why);

@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <exception>
@@ -212,7 +213,14 @@ void EventChannel::run() noexcept {
         controller_.clear();
       }
       served = true;
-      if (ended.not_leader) {
+      if (ended.stalled) {
+        const size_t next = (i + 1) % n;
+        log(LogLevel::kInfo, "controller " + address.text() + " has confirmed nothing for " +
+                                 std::to_string(options_.confirm_timeout.count()) + " ms; trying " +
+                                 addresses_[next].text());
+        start = next;
+        redirected = true;
+      } else if (ended.not_leader) {
         // To the leader it named when it is one of ours, else the next one.
         size_t next = (i + 1) % n;
         for (size_t j = 0; j < n; ++j) {
@@ -323,7 +331,16 @@ EventChannel::Ended EventChannel::serve(ChannelConnection& conn, const Controlle
   std::deque<Event> batch;
   const int fd = conn.fd();
   auto next_sm_check = std::chrono::steady_clock::now();
+  // Lines written whole, and since when the controller has confirmed none of
+  // those still waiting (unset: none waits).
+  uint64_t written = 0;
+  std::optional<std::chrono::steady_clock::time_point> waiting_since;
   while (!stopping_.load()) {
+    const auto now = std::chrono::steady_clock::now();
+    if (waiting_since && now - *waiting_since >= options_.confirm_timeout) {
+      ended.stalled = true;
+      return ended;
+    }
     if (options_.sm_state && std::chrono::steady_clock::now() >= next_sm_check) {
       // A standby reports few events: its state is looked at here too.
       std::lock_guard lock(mu_);
@@ -345,7 +362,13 @@ EventChannel::Ended EventChannel::serve(ChannelConnection& conn, const Controlle
     }
     const bool want_out = !out.empty() || conn.wants_write();
     pollfd fds[2] = {{fd, static_cast<short>(POLLIN | (want_out ? POLLOUT : 0)), 0}, {wake_r_, POLLIN, 0}};
-    const int timeout = options_.sm_state ? static_cast<int>(options_.sm_state_interval.count()) : -1;
+    int timeout = options_.sm_state ? static_cast<int>(options_.sm_state_interval.count()) : -1;
+    if (waiting_since) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          *waiting_since + options_.confirm_timeout - std::chrono::steady_clock::now());
+      const int left_ms = static_cast<int>(std::max<int64_t>(left.count() + 1, 0));
+      timeout = timeout < 0 ? left_ms : std::min(timeout, left_ms);
+    }
     if (::poll(fds, 2, timeout) < 0) {
       if (errno == EINTR) continue;
       throw std::system_error(errno, std::generic_category(), "poll");
@@ -365,9 +388,11 @@ EventChannel::Ended EventChannel::serve(ChannelConnection& conn, const Controlle
         }
         off += static_cast<size_t>(n);
         if (off == line.size()) {
+          written = out.front().number;
           unconfirmed.written();
           off = 0;
           sent_.fetch_add(1);
+          if (!waiting_since) waiting_since = std::chrono::steady_clock::now();
         }
       }
     }
@@ -413,6 +438,12 @@ EventChannel::Ended EventChannel::serve(ChannelConnection& conn, const Controlle
         }
         if (c.kind == CommandKind::kReceived) {
           unconfirmed.confirm(c.lines);
+          // All confirmed: nothing waits; else it moves, so it lives.
+          if (c.lines >= written) {
+            waiting_since.reset();
+          } else {
+            waiting_since = std::chrono::steady_clock::now();
+          }
           continue;
         }
         if (c.kind == CommandKind::kSendFabric) {

@@ -39,6 +39,9 @@
 //    it changed: checked before each event is numbered (so a new master's
 //    first fabric follows its sm_state) and every Options::sm_state_interval
 //    on the channel's thread (a standby reports few events).
+//  - A controller that confirms nothing for Options::confirm_timeout while
+//    lines wait for it (a frozen process: its host's TCP still answers) is
+//    left for the next address at once.
 //  - `policy` commands go to the handler like reroutes (acknowledged when it
 //    returns); `not_leader`, `send_fabric` and `received` are the channel's own.
 //  - stop() (and the destructor) wakes the thread through a self-pipe and joins
@@ -87,6 +90,10 @@ class EventChannel {
     // cheap, never block, never throw. Null: no SM state reported.
     std::function<SmStatus()> sm_state;
     std::chrono::milliseconds sm_state_interval{200};
+    // A controller that confirms nothing (`received`) for this long while
+    // lines are waiting for it is left for the next address: a frozen
+    // process whose host still answers TCP (the events go again elsewhere).
+    std::chrono::milliseconds confirm_timeout{15000};
   };
   // Runs on the channel's thread. May throw: the error is logged and no ack is sent.
   using CommandHandler = std::function<void(const Command&)>;
@@ -120,6 +127,7 @@ class EventChannel {
   struct Ended {
     bool not_leader = false;
     std::string leader;
+    bool stalled = false;  // confirmed nothing for Options::confirm_timeout
   };
   // A line of a connection: its number there (1: the hello) and, when it
   // is one, the event to send again if the controller does not confirm it.

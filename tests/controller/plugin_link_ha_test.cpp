@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -76,6 +77,11 @@ class Link {
     return s;
   }
   PluginLink& link() { return *link_; }
+  // Its thread stops (reads nothing, confirms nothing) until `thaw` is set,
+  // as a frozen process whose kernel still takes the plugin's bytes.
+  void freeze_until(std::shared_future<void> thaw) {
+    asio::post(io_, [thaw] { thaw.wait(); });
+  }
   std::vector<std::string> lines() {
     std::lock_guard lock(mu_);
     return lines_;
@@ -109,9 +115,10 @@ class Link {
 class Plugin {
  public:
   Plugin(std::vector<ControllerAddress> controllers, std::string ca, std::string token, std::string state,
-         uint64_t guid) {
+         uint64_t guid, std::chrono::milliseconds confirm_timeout = 15s) {
     state_ = std::move(state);
     EventChannel::Options o;
+    o.confirm_timeout = confirm_timeout;
     o.controllers = std::move(controllers);
     o.tls.ca_file = std::move(ca);
     o.tls.timeout = 3s;
@@ -463,6 +470,31 @@ TEST_F(PluginLinkHaTest, EventsRaisedAcrossLeaderSwitchesReachTheNextLeader) {
   const std::vector<int> on_b = trap_lids(b.lines());
   EXPECT_TRUE(std::is_sorted(on_b.begin(), on_b.end()));
   EXPECT_GT(on_b.size(), 0u);
+}
+
+// A controller that stops confirming (its process frozen, its kernel still
+// taking bytes) is left for the next address; what it did not confirm goes
+// there.
+TEST_F(PluginLinkHaTest, AControllerThatStopsConfirmingIsLeftForTheNext) {
+  Link a(unix_options("a.sock"));
+  ASSERT_TRUE(a.start().ok());
+  Link b(unix_options("b.sock"));
+  ASSERT_TRUE(b.start().ok());
+  Plugin p({unix_address((dir_ / "a.sock").string()), unix_address((dir_ / "b.sock").string())}, "", "", "master",
+           0x11, /*confirm_timeout=*/300ms);
+  p.channel().push(protocol::TrapEvent{128, 1, true, 2, 1});
+  ASSERT_TRUE(eventually([&] { return trap_lids(a.lines()) == std::vector<int>{1}; }));
+  std::promise<void> thaw;
+  a.freeze_until(thaw.get_future().share());
+  for (uint16_t lid = 2; lid <= 5; ++lid) p.channel().push(protocol::TrapEvent{128, lid, true, 2, lid});
+  const bool moved = eventually([&] { return trap_lids(b.lines()) == std::vector<int>{2, 3, 4, 5}; }, 5s);
+  thaw.set_value();
+  ASSERT_TRUE(moved) << p.logs();
+  EXPECT_NE(p.logs().find("has confirmed nothing for 300 ms; trying unix:" + (dir_ / "b.sock").string()),
+            std::string::npos)
+      << p.logs();
+  EXPECT_EQ(p.channel().controller(), "unix:" + (dir_ / "b.sock").string());
+  EXPECT_EQ(p.channel().dropped(), 0u);
 }
 
 TEST_F(PluginLinkHaTest, OfTwoPluginsTheMastersIsThePlugin) {

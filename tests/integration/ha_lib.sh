@@ -6,6 +6,7 @@
 
 HA_ETCD_PIDS=(0 0 0)
 HA_RY_PIDS=(0 0 0)
+HA_RELAY_PIDS=(0 0 0)   # ha_start_relay: member i's path to etcd
 HA_CLIENT=()   # client ports of the etcd members
 HA_PEER=()
 HA_API=()      # railyardd ports
@@ -42,6 +43,9 @@ _ha_cleanup() {
   done
   for i in 0 1 2; do ha_kill_railyardd "$i" KILL; done
   for i in 0 1 2; do ha_stop_etcd "$i"; done
+  for i in 0 1 2; do
+    [[ ${HA_RELAY_PIDS[$i]} != 0 ]] && { kill -TERM "${HA_RELAY_PIDS[$i]}" 2>/dev/null; wait "${HA_RELAY_PIDS[$i]}" 2>/dev/null; }
+  done
   (exit $rc)
   _ry_cleanup
 }
@@ -71,9 +75,25 @@ ha_etcd_healthy() {
     --command-timeout=1s endpoint health >/dev/null 2>&1
 }
 
-# ha_config I TOPOLOGY: railyardd I's config in ry$I/.
+# ha_start_relay I: a relay (tests/tools/cut_proxy.py) to etcd member I, whose
+# path the test cuts (kill -USR1) and heals (kill -USR2); its URL is
+# HA_RELAY_URLS[I] once it listens.
+HA_RELAY_URLS=("" "" "")
+ha_start_relay() {
+  local i=$1 deadline=$((SECONDS + 10))
+  python3 "$SRC/tests/tools/cut_proxy.py" "${HA_CLIENT[$i]}" "$RY_TMP/relay$i.port" 2>>"$RY_TMP/relay$i.log" &
+  HA_RELAY_PIDS[$i]=$!
+  until [[ -s "$RY_TMP/relay$i.port" ]]; do
+    ((SECONDS < deadline)) || ry_fail "relay $i to etcd did not listen within 10 s: $(cat "$RY_TMP/relay$i.log")"
+    sleep 0.05
+  done
+  HA_RELAY_URLS[$i]="http://127.0.0.1:$(cat "$RY_TMP/relay$i.port")"
+}
+
+# ha_config I TOPOLOGY [ETCD_URLS]: railyardd I's config in ry$I/ (etcd: the
+# three members, or ETCD_URLS).
 ha_config() {
-  local i=$1 topo=$2
+  local i=$1 topo=$2 etcd=${3:-$HA_ETCD_URLS}
   mkdir -p "$RY_TMP/ry$i"
   cat >"$RY_TMP/ry$i/railyardd.yaml" <<CONF
 listen: {address: 127.0.0.1, port: ${HA_API[$i]}}
@@ -82,7 +102,7 @@ database: state.db
 fabric: {source: offline, topology_file: $topo}
 policy: {output_file: policy.yaml}
 ha:
-  etcd: [$HA_ETCD_URLS]
+  etcd: [$etcd]
   member: m$i
   advertise_api: http://127.0.0.1:${HA_API[$i]}
   lease_ttl_s: 3
