@@ -23,8 +23,7 @@ ha_setup
 START=$SECONDS
 
 "$HA_BIN/railyard" topo gen --servers 32 --rails 8 --radix 32 -o "$RY_TMP/roft.net" >/dev/null 2>&1
-for i in 0 1 2; do ha_start_etcd "$i"; done
-ry_wait_for 20 "etcd cluster healthy" ha_etcd_healthy
+ha_start_etcd_cluster
 for i in 0 1 2; do
   ha_config "$i" "$RY_TMP/roft.net"
   ha_start_railyardd "$i"

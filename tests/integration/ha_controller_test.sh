@@ -22,16 +22,13 @@ HA_BIN=$(realpath "$3")
 source "$SRC/tests/integration/lib.sh"
 # shellcheck source=ha_lib.sh
 source "$SRC/tests/integration/ha_lib.sh"
-for t in curl jq etcd etcdctl python3; do
-  command -v "$t" >/dev/null 2>&1 || ry_fail "required tool not found: $t (run scripts/setup.sh)"
-done
+ry_require_tools curl jq etcd etcdctl python3
 ry_tmpdir
 ha_setup
 START=$SECONDS
 
 "$RAILYARD" topo gen --servers 32 --rails 8 --radix 32 -o "$RY_TMP/roft.net" 2>gen.err || ry_fail "topo gen: $(cat gen.err)"
-for i in 0 1 2; do ha_start_etcd "$i"; done
-ry_wait_for 20 "etcd cluster healthy" ha_etcd_healthy
+ha_start_etcd_cluster
 for i in 0 1 2; do
   ha_config "$i" "$RY_TMP/roft.net"
   ha_start_railyardd "$i"

@@ -59,8 +59,7 @@ printf 'plugin-token-%s\n' "$(openssl rand -hex 16)" >plugin.token
 chmod 600 plugin.token
 
 # --- 3 etcd + 3 railyardd (live) ------------------------------------------------------
-for i in 0 1 2; do ha_start_etcd "$i"; done
-ry_wait_for 30 "etcd healthy" ha_etcd_healthy
+ha_start_etcd_cluster
 for i in 0 1 2; do
   mkdir -p "ry$i"
   cat >"ry$i/railyardd.yaml" <<CONF

@@ -70,6 +70,13 @@ ha_stop_etcd() {
   HA_ETCD_PIDS[$i]=0
 }
 
+# ha_start_etcd_cluster: the three members, healthy within 30 s.
+ha_start_etcd_cluster() {
+  local i
+  for i in 0 1 2; do ha_start_etcd "$i"; done
+  ry_wait_for 30 "etcd cluster healthy" ha_etcd_healthy
+}
+
 ha_etcd_healthy() {
   ETCDCTL_API=3 etcdctl --endpoints "127.0.0.1:${HA_CLIENT[0]},127.0.0.1:${HA_CLIENT[1]},127.0.0.1:${HA_CLIENT[2]}" \
     --command-timeout=1s endpoint health >/dev/null 2>&1
