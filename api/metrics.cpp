@@ -172,6 +172,17 @@ std::string render_metrics(const ctl::Controller& c, const HttpStats& http, cons
   m.sample("railyard_plugin_connections_total", double(k.plugin_connects));
   m.family("railyard_plugin_connected", "gauge", "1 when the OpenSM plugin is connected.");
   m.sample("railyard_plugin_connected", c.plugin_connected() ? 1 : 0);
+  if (const std::optional<ctl::PluginLinkStats> link = c.plugin_link_stats()) {
+    m.family("railyard_plugin_link_connections", "gauge",
+             "Plugin connections open: the master SM's plugin and the standbys'.");
+    m.sample("railyard_plugin_link_connections", double(link->connections));
+    m.family("railyard_plugin_peers_refused_total", "counter",
+             "Plugin-port peers refused: not allowed (credentials, token) or beyond the most connections.");
+    m.sample("railyard_plugin_peers_refused_total", double(link->peers_refused));
+    m.family("railyard_plugin_lines_ignored_total", "counter",
+             "Lines of standby SMs' plugins ignored (only the master's plugin is heard).");
+    m.sample("railyard_plugin_lines_ignored_total", double(link->lines_ignored));
+  }
   m.family("railyard_routing_divergence_checks_total", "counter",
            "Plugin routing passes and pushes whose digests were compared with railyardd's route.");
   m.sample("railyard_routing_divergence_checks_total", double(k.divergence_checks));

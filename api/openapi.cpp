@@ -25,7 +25,8 @@ const char* describe(int status) {
     case 429: return "Rate limited: Retry-After says when to try again";
     case 500: return "Internal error";
     case 503: return "Unavailable: no fabric yet, the database or policy file cannot be written, or the service is "
-                     "not running (health: degraded)";
+                     "not running (health: degraded); with ha:, a mutation on a member that does not lead "
+                     "(error.leader and error.leader_url, header X-Railyard-Leader, name the leader)";
   }
   return "";
 }
@@ -50,6 +51,15 @@ json openapi_document() {
       params.push_back({{"name", q.name}, {"in", "query"}, {"required", false}, {"description", q.description},
                         {"schema", {{"type", "string"}}}});
     }
+    if (e.mutation) {
+      params.push_back({{"name", "Idempotency-Key"},
+                        {"in", "header"},
+                        {"required", false},
+                        {"description", "1 to 128 visible ASCII characters: a retry with the same key is answered "
+                                        "from the first request's record (header Idempotent-Replayed), never made "
+                                        "twice (docs/ha.md)"},
+                        {"schema", {{"type", "string"}}}});
+    }
     json responses = json::object();
     for (const int status : answered(e).list()) {
       json r = {{"description", describe(status)}};
@@ -60,6 +70,20 @@ json openapi_document() {
       } else if (e.response) {
         r["content"] = {{"application/json", {{"schema", json_schema(*e.response, false)}}}};
       }
+      json headers = {{"X-Railyard-View-Version",
+                       {{"description", "with ha: the replicated log entry this member's answer reflects"},
+                        {"schema", {{"type", "integer"}}}}}};
+      if (e.mutation && status == 200) {
+        headers["Idempotent-Replayed"] = {{"description", "true: the answer of an earlier request with this "
+                                                          "Idempotency-Key"},
+                                          {"schema", {{"type", "string"}}}};
+      }
+      if (e.mutation && status == 503) {
+        headers["X-Railyard-Leader"] = {{"description", "with ha: the API URL of the member that leads"},
+                                        {"schema", {{"type", "string"}}}};
+        headers["Retry-After"] = {{"description", "seconds"}, {"schema", {{"type", "integer"}}}};
+      }
+      r["headers"] = headers;
       responses[std::to_string(status)] = r;
     }
     json op = {{"summary", e.summary},

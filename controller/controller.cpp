@@ -182,6 +182,21 @@ void Controller::set_policy_broadcaster(PolicyBroadcaster broadcaster) {
   if (broadcaster_) broadcaster_(policies::render_policy_yaml(policy_in_force()));
 }
 
+void Controller::set_plugin_link_stats(PluginLinkStatsSource source) {
+  std::lock_guard lock(strand_);
+  link_stats_ = std::move(source);
+}
+
+std::optional<PluginLinkStats> Controller::plugin_link_stats() const {
+  PluginLinkStatsSource source;
+  {
+    std::lock_guard lock(strand_);
+    source = link_stats_;
+  }
+  if (!source) return std::nullopt;
+  return source();
+}
+
 std::shared_ptr<const FabricView> Controller::view() const { return published_.load()->view; }
 
 std::vector<DrainRecord> Controller::drains() const { return published_.load()->drains; }

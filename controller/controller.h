@@ -77,10 +77,18 @@ struct LinkStatus {
   std::vector<int64_t> drains;  // active drains covering it
 };
 
+// What the plugin link counts (controller/plugin_link.h), for /metrics.
+struct PluginLinkStats {
+  uint64_t peers_refused = 0;  // not allowed (credentials, token) or beyond the most connections
+  uint64_t lines_ignored = 0;  // lines of plugins other than *the* plugin, not hello/sm_state/ack
+  size_t connections = 0;      // open now: the plugin and standbys' plugins
+};
+
 class Controller {
  public:
   // Sends one JSON line to the plugin; false when no plugin is connected.
   using PluginSender = std::function<bool(const std::string& line)>;
+  using PluginLinkStatsSource = std::function<PluginLinkStats()>;
   // Hands the policy in force (canonical YAML, policies::render_policy_yaml)
   // to every plugin (PluginLink::broadcast_policy).
   using PolicyBroadcaster = std::function<void(const std::string& yaml)>;
@@ -95,6 +103,9 @@ class Controller {
   // Called at once with the policy in force, then with each new one, after
   // it is durable and before the commands that follow it (policy_changed).
   void set_policy_broadcaster(PolicyBroadcaster broadcaster);
+  // Live: where the plugin link's counts come from (nullopt without one).
+  void set_plugin_link_stats(PluginLinkStatsSource source);
+  std::optional<PluginLinkStats> plugin_link_stats() const;
 
   // High availability (controller/replication.h, docs/ha.md). The gate says
   // whether this member may write now: nullopt when it may (the leader, or
@@ -247,6 +258,7 @@ class Controller {
   State state_;
   PluginSender sender_;
   PolicyBroadcaster broadcaster_;
+  PluginLinkStatsSource link_stats_;  // guarded by strand_
   bool policy_file_ok_ = true;  // the last write of the policy file worked
   std::string policy_file_error_;
   double last_store_probe_ = 0;  // steady seconds

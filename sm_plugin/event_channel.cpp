@@ -114,7 +114,10 @@ bool EventChannel::enqueue(EventBody body, double time) {
       if (connected_ || queue_.empty()) return false;
       queue_.pop_front();
     }
-    was_empty = before == 0;
+    // Only a connection's loop is woken for events: while the thread
+    // connects, a wake-up would cancel the handshake (it means "stop"
+    // there), and the connection takes the queue as it starts anyway.
+    was_empty = before == 0 && connected_;
     queue_.push_back(Event{seq, time, std::move(body)});
   }
   // The thread drains the whole queue each time it wakes: one wake per batch.
@@ -178,6 +181,10 @@ void EventChannel::run() noexcept {
       const ControllerAddress& address = addresses_[i];
       std::string why;
       std::unique_ptr<ChannelConnection> conn;
+      // A wake-up left from the last connection (an event pushed as it
+      // ended) would cancel this one: during a connect it means "stop".
+      drain_wake();
+      if (stopping_.load()) return;
       try {
         conn = connect_controller(address, options_.tls, wake_r_, why);
       } catch (const std::exception& e) {

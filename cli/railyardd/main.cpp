@@ -201,6 +201,9 @@ int serve(const std::string& path, int port_override, const std::string& port_fi
     plugins.set(link.get());
     ctl.set_plugin_sender([&link](const std::string& line) { return link->send(line); });
     ctl.set_policy_broadcaster([&link](const std::string& yaml) { link->broadcast_policy(yaml); });
+    ctl.set_plugin_link_stats([&link] {
+      return controller::PluginLinkStats{link->peers_refused(), link->lines_ignored(), link->connections()};
+    });
     if (!socket_options.path.empty()) {
       spdlog::info("waiting for the OpenSM plugin on {} (mode {:04o}{})", socket_options.path, socket_options.mode,
                    socket_options.group.empty() ? "" : ", group " + socket_options.group);

@@ -73,6 +73,24 @@ TEST(OpenApi, ListsTheStatusesTheTableDeclares) {
   }
 }
 
+// The HA headers (docs/ha.md): a mutation takes an Idempotency-Key; a
+// refused one names the leader; every answer may carry the view version.
+TEST(OpenApi, MutationsTakeAnIdempotencyKeyAndRefusalsNameTheLeader) {
+  json doc = openapi_document();
+  for (const Endpoint& e : endpoints()) {
+    const json& op = doc["paths"][std::string(e.pattern)][lower(e.method)];
+    bool key = false;
+    for (const json& p : op["parameters"]) key |= p["in"] == "header" && p["name"] == "Idempotency-Key";
+    EXPECT_EQ(key, e.mutation) << e.method << " " << e.pattern;
+    for (const auto& [status, r] : op["responses"].items()) {
+      EXPECT_TRUE(r["headers"].contains("X-Railyard-View-Version")) << e.pattern << " " << status;
+    }
+    if (e.mutation) {
+      EXPECT_TRUE(op["responses"]["503"]["headers"].contains("X-Railyard-Leader")) << e.pattern;
+    }
+  }
+}
+
 TEST(OpenApi, RequestBodiesAreSchemasOfTheirFields) {
   json doc = openapi_document();
   for (const Endpoint& e : endpoints()) {

@@ -235,6 +235,8 @@ TEST_F(TelemetryApiTest, MetricsPassPromtoolAndCountersNeverGoDown) {
   }
   // A reroute, so the latency histogram has an observation.
   ASSERT_EQ(d.post("/api/v1/reroute", R"({"reason": "metrics test"})").status, 202);
+  // The plugin link's counts (live), as railyardd's main hands them on.
+  d.controller().set_plugin_link_stats([] { return controller::PluginLinkStats{3, 17, 2}; });
   const std::string first = d.get("/api/v1/metrics", "").body;
   int rc = 0;
   const std::string lint = run_promtool(first, &rc);
@@ -255,6 +257,9 @@ TEST_F(TelemetryApiTest, MetricsPassPromtoolAndCountersNeverGoDown) {
   EXPECT_EQ(s1.at("railyard_hot_ports"), 8);
   EXPECT_EQ(s1.at("railyard_reroute_duration_seconds_count"), 1);
   EXPECT_EQ(s1.at("railyard_reroute_duration_seconds_bucket{le=\"+Inf\"}"), 1);
+  EXPECT_EQ(s1.at("railyard_plugin_peers_refused_total"), 3);
+  EXPECT_EQ(s1.at("railyard_plugin_lines_ignored_total"), 17);
+  EXPECT_EQ(s1.at("railyard_plugin_link_connections"), 2);
 
   // More samples: a wrapped delta, a reset after a gap, an ordinary one.
   const auto& [spine, leaf] = links[0];

@@ -472,6 +472,23 @@ TEST_F(PluginLinkHaTest, EventsRaisedAcrossLeaderSwitchesReachTheNextLeader) {
   EXPECT_GT(on_b.size(), 0u);
 }
 
+// Events raised while the plugin connects (kept for the connection) do not
+// cancel its TLS handshake: the controller refuses no one, and gets them all.
+TEST_F(PluginLinkHaTest, EventsRaisedWhileThePluginConnectsDoNotCancelTheHandshake) {
+  Link c(tls_options());
+  ASSERT_TRUE(c.start().ok()) << c.logs();
+  Plugin p({tls_address(c.link().tls_port())}, ca(), kToken, "master", 0x11);
+  constexpr int kTraps = 200;
+  for (int lid = 1; lid <= kTraps; ++lid) {
+    p.channel().push(protocol::TrapEvent{128, static_cast<uint16_t>(lid), true, 2, static_cast<uint16_t>(lid)});
+    std::this_thread::sleep_for(500us);
+  }
+  ASSERT_TRUE(eventually([&] { return trap_lids(c.lines()).size() == kTraps; })) << p.logs() << c.logs();
+  EXPECT_EQ(c.link().peers_refused(), 0u) << c.logs();
+  EXPECT_EQ(p.logs().find("stopping"), std::string::npos) << p.logs();
+  EXPECT_EQ(p.channel().dropped(), 0u);
+}
+
 // A controller that stops confirming (its process frozen, its kernel still
 // taking bytes) is left for the next address; what it did not confirm goes
 // there.

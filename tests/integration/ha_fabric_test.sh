@@ -167,8 +167,11 @@ gap_trap() {
       .data.trap_num == 128 and .time * 1000 >= $t)] | length > 0' >/dev/null
 }
 ry_wait_for 20 "the trap raised while no railyardd led, on m$new" gap_trap
-dropped=$(ha_req GET "$(ha_url "$new")" /api/v1/metrics | awk '$1 == "railyard_plugin_events_dropped_total" {print $2}')
-ry_assert_eq 0 "$dropped" "plugin events dropped, as m$new counts them"
+metrics=$(ha_req GET "$(ha_url "$new")" /api/v1/metrics)
+metric() { awk -v n="$1" '$1 == n {print $2}' <<<"$metrics"; }
+ry_assert_eq 0 "$(metric railyard_plugin_events_dropped_total)" "plugin events dropped, as m$new counts them"
+ry_assert_eq 2 "$(metric railyard_plugin_link_connections)" "plugin connections on m$new (master and standby)"
+ry_assert_eq 0 "$(metric railyard_plugin_peers_refused_total)" "plugin peers refused by m$new"
 ry_ibsim_cmd "ReLink \"$GAP_LEAF\"[$GAP_PORT]"
 ry_pass "the uplink that went down while no railyardd led: its trap recorded by m$new, 0 events dropped"
 drain 2
