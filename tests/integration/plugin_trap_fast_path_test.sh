@@ -62,6 +62,15 @@ has_event() { [[ -n "$(jq -c "select($1)" "$EVENTS" | head -n 1)" ]]; }
 wait_event() { ry_wait_for "${2:-60}" "an event with $1" has_event "$1"; }
 event() { jq -c "select($1)" "$EVENTS" | head -n 1; }
 last_seq() { jq -s 'map(.seq) | max // 0' "$EVENTS"; }
+# settled: OpenSM is done with what came before (no plugin event for 1.5 s,
+# every heavy sweep that started has finished); a trap then races no sweep.
+settled() {
+  local before
+  before=$(wc -l <"$EVENTS")
+  sleep 1.5
+  [[ $(wc -l <"$EVENTS") == "$before" ]] &&
+    (($(grep -c '"type":"heavy_sweep_start"' "$EVENTS") == $(grep -c '"type":"heavy_sweep_done"' "$EVENTS")))
+}
 
 SINK_PID=""
 "$SINK" "$SOCK" "$EVENTS" >sink.out 2>&1 &
@@ -161,6 +170,9 @@ ry_pass "two failures back to back: pushed, no CA route on either dead port, 100
 SM_DESC=$(ry_diag smpquery -D nodedesc 0 | sed -n 's/^Node Description:\.*//p')
 SM_LEAF=$(sed -n "s/^Switch.*\"\(S-[0-9a-f]*\)\".*# \"$SM_DESC\".*/\1/p" f.net)
 [[ -n "$SM_LEAF" ]] || ry_fail "route 0 is '$SM_DESC', not a switch of f.net"
+# The two ReLinks may still have a sweep coming: one that routes while the
+# plugin pushes makes its patch stale (it then leaves the failure to OpenSM).
+ry_wait_for 30 "OpenSM settled after the ReLinks" settled
 ups=$(ry_log_count 'SUBNET UP')
 mark=$(last_seq)
 ry_ibsim_cmd "Unlink \"$SM_LEAF\"[33]"

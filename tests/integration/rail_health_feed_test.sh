@@ -92,6 +92,12 @@ ry_pass "event stream: the drain arrived ${latency} ms after the drain command s
 
 # ---- at most 64 streams -------------------------------------------------------
 stop_streams
+# The streams just stopped free their slots once railyardd sees them gone:
+# the 64 below must not find some still taken (they would be refused, and
+# the 65th never).
+streams_open() { curl -s -m 2 "$RY_URL/api/v1/metrics" | awk '$1 == "railyard_event_streams" {print $2}'; }
+no_stream_open() { [[ "$(streams_open)" == 0 ]]; }
+ry_wait_for 15 "the stopped streams' slots freed" no_stream_open
 for _ in $(seq 64); do
   curl -sS -N -H "Authorization: Bearer $VIEWER" "$RY_URL/api/v1/rails/events?host=node001" >/dev/null 2>&1 &
   STREAM_PIDS+=($!)
@@ -101,7 +107,10 @@ probe() { curl -s -m 1 -o probe.body -w '%{http_code}' -H "Authorization: Bearer
   "$RY_URL/api/v1/rails/events?host=node001" 2>/dev/null || true; }
 full() { [[ "$(probe)" == 503 ]]; }
 free() { [[ "$(probe)" == 200 ]]; }
-# The slots are taken as the streams open; wait until all 64 are in.
+# The slots are taken as the streams open; wait until all 64 are in (64
+# curl processes: seconds on a loaded 2-core machine; the cap is the point).
+all_open() { [[ "$(streams_open)" == 64 ]]; }
+ry_wait_for 30 "64 streams open" all_open
 ry_wait_for 10 "the 65th stream refused" full
 ry_assert_contains "$(jq -r .error.message probe.body)" "too many event streams" "the 503 says why"
 # A client that goes away frees its slot at once (railyardd watches the
