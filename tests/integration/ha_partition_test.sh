@@ -70,7 +70,9 @@ until [[ -n "$down_ms" && -n "$new" ]]; do
   sleep 0.05
 done
 ry_log "m$L cut from etcd: it stopped leading after ${down_ms} ms; m$new leads after ${new_ms} ms"
-((down_ms < 3000)) || ry_fail "m$L went on leading ${down_ms} ms after the cut (lease TTL 3 s)"
+# What matters: it stops before its lease can expire and another member
+# take the lead (its last keepalive was up to TTL/3 before the cut, so that
+# can be 2-3 s after it: the order is asserted, not a figure).
 ((down_ms < new_ms)) || ry_fail "m$new led (${new_ms} ms) before m$L stopped (${down_ms} ms): two leaders"
 ((new_ms < 5000)) || ry_fail "m$new took the lead ${new_ms} ms after the cut (>= 5 s)"
 out=$(ha_req POST "$(ha_url "$L")" /api/v1/drains '{"target":"link","node":"leaf g001 r1","port":9,"reason":"cut"}')
