@@ -122,6 +122,17 @@ class EventChannelTest : public ::testing::Test {
     o.hello = HelloEvent{"osmrailyard", "test", 1, "OpenSM test", 0};
     return o;
   }
+  // Options with only these Unix sockets as `controllers`, in order.
+  EventChannel::Options options_for(const std::vector<std::string>& sockets) {
+    EventChannel::Options o = options();
+    o.socket_path.clear();
+    for (const std::string& p : sockets) {
+      auto a = parse_controller_address("unix:" + p);
+      EXPECT_TRUE(a) << a.error().message;
+      if (a) o.controllers.push_back(*a);
+    }
+    return o;
+  }
   EventChannel::LogSink log_sink() {
     return [this](LogLevel, const std::string& text) {
       std::lock_guard lock(log_mu_);
@@ -189,14 +200,7 @@ TEST_F(EventChannelTest, EventsNotConfirmedAreSentAgainToTheNextController) {
   const std::string leader_path = (dir_ / "leader.sock").string();
   Listener first(path_);
   Listener leader(leader_path);
-  EventChannel::Options o = options();
-  o.socket_path.clear();
-  for (const std::string& p : {path_, leader_path}) {
-    auto a = parse_controller_address("unix:" + p);
-    ASSERT_TRUE(a) << a.error().message;
-    o.controllers.push_back(*a);
-  }
-  EventChannel channel(o, nullptr, log_sink());
+  EventChannel channel(options_for({path_, leader_path}), nullptr, log_sink());
   ASSERT_TRUE(first.accept());
   EXPECT_EQ(first.next()["type"], "hello");  // line 1
   ASSERT_TRUE(eventually([&] { return channel.connected(); }));
@@ -489,14 +493,8 @@ TEST_F(EventChannelTest, ANotLeaderFollowedAtOnceByTheCloseIsStillFollowed) {
   const std::string leader_path = (dir_ / "leader.sock").string();
   Listener follower(path_);
   Listener leader(leader_path);
-  EventChannel::Options o = options();
-  o.socket_path.clear();
+  EventChannel::Options o = options_for({path_, leader_path});
   o.retry = 2000ms;  // a retry after a lost not_leader would miss the deadline below
-  for (const std::string& p : {path_, leader_path}) {
-    auto a = parse_controller_address("unix:" + p);
-    ASSERT_TRUE(a) << a.error().message;
-    o.controllers.push_back(*a);
-  }
   EventChannel channel(o, nullptr, log_sink());
   ASSERT_TRUE(follower.accept());
   // Written and shut before the plugin reads anything: one read sees the
