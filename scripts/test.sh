@@ -148,10 +148,10 @@ tsan_tests() {
     --timeout 300 "${filter[@]}"
 }
 
-# The tsan tree builds in the background (nice 19) while the integration tests
-# run: they leave about one of CI's two cores idle (OpenSM sweeps, ibsim, waits
-# for logs), and at nice 19 the compiler yields the CPU whenever a test wants
-# it. Its output goes to build/tsan.build.log; the "build tsan" step waits for
+# The tsan tree builds in the background (nice 19) while the unit and
+# integration tests run: they leave part of CI's two cores idle (OpenSM
+# sweeps, ibsim, waits for logs), and at nice 19 the compiler yields the CPU
+# whenever a test wants it. Its output goes to build/tsan.build.log; the "build tsan" step waits for
 # it and reports how long it waited.
 tsan_targets=(controller_tests api_tests)
 tsan_bg_pid=""
@@ -188,14 +188,16 @@ asan_targets=(unit_tests)
 if step "setup" bash scripts/setup.sh &&
    step "build asan" bash scripts/build.sh asan "${asan_targets[@]}" &&
    step "build release" env RAILYARD_BENCH=OFF bash scripts/build.sh release integration_deps; then
+  start_tsan_build
   step "unit tests (asan)" ctest --test-dir build/asan -L unit --output-on-failure -j2 \
     --timeout 300 "${filter[@]}"
   # The Debian package from the release tree (no compile of its own), checked
   # with lintian; the integration tests package_*_test.sh install it.
   step "package (deb, lintian)" bash scripts/package.sh build/release
-  start_tsan_build
+  # Two at a time (tests/CMakeLists.txt: the ones that time an election run
+  # alone).
   step "integration tests (release)" ctest --test-dir build/release -L integration \
-    --output-on-failure --timeout 900 "${filter[@]}"
+    --output-on-failure --timeout 900 -j2 "${filter[@]}"
   if ((fuzz_seconds > 0)); then
     step "fuzz (${fuzz_seconds} s per target)" fuzz "$fuzz_seconds"
   fi

@@ -213,7 +213,14 @@ ry_wait_log() {
     if [[ "$file" == "$RY_OPENSM_LOG" ]] && ! _ry_alive "$RY_OPENSM_PID"; then
       ry_fail "OpenSM exited while waiting for /$pattern/ in $file"
     fi
-    ((SECONDS < deadline)) || ry_fail "timed out after ${timeout}s waiting for /$pattern/ (x$want) in $file"
+    if ((SECONDS >= deadline)); then
+      # The exit trap prints OpenSM's main log; any other file is shown here.
+      if [[ "$file" != "$RY_OPENSM_LOG" && -f "$file" ]]; then
+        echo "---- last lines of $file ----" >&2
+        tail -n 25 "$file" >&2
+      fi
+      ry_fail "timed out after ${timeout}s waiting for /$pattern/ (x$want) in $file"
+    fi
     sleep 0.2
   done
 }
