@@ -88,7 +88,7 @@ ha_etcd_healthy() {
 HA_RELAY_URLS=("" "" "")
 ha_start_relay() {
   local i=$1 deadline=$((SECONDS + 10))
-  python3 "$SRC/tests/tools/cut_proxy.py" "${HA_CLIENT[$i]}" "$RY_TMP/relay$i.port" 2>>"$RY_TMP/relay$i.log" &
+  "$RY_PYTHON" "$SRC/tests/tools/cut_proxy.py" "${HA_CLIENT[$i]}" "$RY_TMP/relay$i.port" 2>>"$RY_TMP/relay$i.log" &
   HA_RELAY_PIDS[$i]=$!
   until [[ -s "$RY_TMP/relay$i.port" ]]; do
     ((SECONDS < deadline)) || ry_fail "relay $i to etcd did not listen within 10 s: $(cat "$RY_TMP/relay$i.log")"

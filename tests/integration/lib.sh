@@ -29,6 +29,16 @@
 
 RY_UMAD2SIM=${RY_UMAD2SIM:-/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so}
 
+# The tests' python3 is Debian's (scripts/setup.sh installs it, and
+# python3-selenium for it), not whichever comes first on PATH: a version
+# manager's shim there (pyenv: a bash script that execs the interpreter
+# after its own start-up) costs ~0.35 s per call, and some tests call
+# python3 hundreds of times. A function, so every `python3` of a script
+# that sources this file, and of this file, is it.
+RY_PYTHON=${RY_PYTHON:-/usr/bin/python3}
+[[ -x "$RY_PYTHON" ]] || RY_PYTHON=$(command -v python3 || echo python3)
+python3() { "$RY_PYTHON" "$@"; }
+
 RY_TMP=""            # the per-test temp dir
 RY_COUNTER=0         # for unique socket names
 RY_IBSIM_PID=""

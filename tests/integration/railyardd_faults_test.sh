@@ -126,7 +126,7 @@ while time.time() < end:
     time.sleep(1)
 PY
 port=${RY_URL##*:}
-python3 hold.py "$port" 400 8 &
+"$RY_PYTHON" hold.py "$port" 400 8 &
 hold_pid=$!
 ry_wait_for 20 "400 connections held" test -s holding
 ticks() { awk '{print $14 + $15}' "/proc/$RY_RAILYARDD_PID/stat"; }
