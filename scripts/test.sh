@@ -10,7 +10,7 @@
 # summary either way.
 #   sudo bash scripts/test.sh
 # Environment: RAILYARD_TEST_FILTER=REGEX passes -R REGEX to the ctest runs.
-#   RAILYARD_FUZZ_SECONDS=N fuzzes each target N seconds (default 15; 0 skips
+#   RAILYARD_FUZZ_SECONDS=N fuzzes each target N seconds (default 10; 0 skips
 #   the fuzzers' links and the fuzz step). RAILYARD_JOBS: build jobs and fuzzers at once
 #   (default: the number of CPUs).
 # A unit test gets 300 s (under ASan or TSan), an integration test 900 s: a
@@ -50,7 +50,7 @@ summary() {
 
 filter=()
 [[ -n "${RAILYARD_TEST_FILTER:-}" ]] && filter=(-R "$RAILYARD_TEST_FILTER")
-fuzz_seconds=${RAILYARD_FUZZ_SECONDS:-15}
+fuzz_seconds=${RAILYARD_FUZZ_SECONDS:-10}
 njobs=${RAILYARD_JOBS:-$(nproc)}
 
 # running PID...: how many of these are still running.
