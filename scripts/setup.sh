@@ -9,6 +9,8 @@ PACKAGES=(
   opensm libopensm-dev ibsim-utils infiniband-diags libibumad-dev
   libyaml-cpp-dev libspdlog-dev libboost-dev nlohmann-json3-dev libcli11-dev
   libsqlite3-dev libssl-dev openssl libgtest-dev libgmock-dev libbenchmark-dev
+  # z3: the routing tests ask it whether any table can meet a target.
+  libz3-dev
   wrk curl sqlite3 jq python3
   chromium chromium-driver python3-selenium
   dpkg-dev help2man lintian man-db systemd
