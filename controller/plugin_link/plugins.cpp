@@ -81,11 +81,11 @@ void PluginLink::read(std::shared_ptr<Session> s) {
             return;
           }
           if (ec) {
-            if (s->closed) return;
-            end_session(s, ec == asio::error::operation_aborted ? ""
-                           : ec == asio::error::eof || ec == asio::ssl::error::stream_truncated
-                               ? "closed by the peer"
-                               : ec.message());
+            if (s->closed) return;  // ended here (end_session, elect, close_all): said there
+            // Every other end is said, with its reason: a connection never
+            // vanishes from the log.
+            end_session(s, ec == asio::error::eof || ec == asio::ssl::error::stream_truncated ? "closed by the peer"
+                                                                                               : ec.message());
             return;
           }
           std::string line(n - 1, '\0');
@@ -332,7 +332,7 @@ void PluginLink::write_next(std::shared_ptr<Session> s) {
       }
       s->hello_timer.expires_after(std::chrono::seconds(2));
       s->hello_timer.async_wait(asio::bind_executor(strand_, [this, s](boost::system::error_code ec) {
-        if (!ec && open_.count(s) != 0) end_session(s, "");
+        if (!ec && open_.count(s) != 0) end_session(s, "told not_leader, it had not closed within 2 s");
       }));
     }
     return;
@@ -346,7 +346,9 @@ void PluginLink::write_next(std::shared_ptr<Session> s) {
                           // says nothing more (a session only marked closed
                           // would stay among the open ones).
                           s->writing = false;
-                          end_session(s, s->leaving ? "" : "write failed: " + ec.message());
+                          end_session(s, std::string(s->leaving ? "told not_leader, then a write failed: "
+                                                                : "write failed: ") +
+                                             ec.message());
                           return;
                         }
                         write_next(s);
