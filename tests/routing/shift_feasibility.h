@@ -83,10 +83,13 @@ class ShiftFeasibility {
   // CutOracle's own walk.
   // With `before` and `max_changed`, at most that many modelled entries may
   // differ from `before` (path stability; entries outside the model are not
-  // counted, so an unsatisfiable answer holds for whole tables too).
+  // counted, so an unsatisfiable answer holds for whole tables too). With
+  // `may_change` too (one byte per switch x LID of `before`), the other
+  // modelled entries keep their port in `before`.
   Feasible solve(const CutOracle& oracle, const std::vector<std::vector<Flow>>& by_k, int32_t slack,
                  unsigned timeout_ms, const ForwardingTables* fixed = nullptr,
-                 const ForwardingTables* before = nullptr, uint64_t max_changed = 0) {
+                 const ForwardingTables* before = nullptr, uint64_t max_changed = 0,
+                 const std::vector<uint8_t>* may_change = nullptr) {
     z3::context ctx;
     z3::solver solver(ctx);
     z3::params params(ctx);
@@ -120,8 +123,10 @@ class ShiftFeasibility {
           if (adj_[sw][t.next[sw][i]].port == was) kept = vars[i];
         }
         changed.push_back(!kept);
+        if (may_change && !(*may_change)[static_cast<size_t>(sw) * before->num_lids() + f_.port(PortId(dst)).lid.value])
+          solver.add(kept);
       }
-      solver.add(z3::atmost(changed, static_cast<unsigned>(max_changed)));
+      if (max_changed < changed.size()) solver.add(z3::atmost(changed, static_cast<unsigned>(max_changed)));
     }
     switch (solver.check()) {
       case z3::sat: {
