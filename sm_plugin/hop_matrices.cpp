@@ -134,14 +134,16 @@ void prefault_for_writing(uint8_t** array, uint32_t length) {
 // num_ports bytes (41 at radix 40: 4 million of them, ~190 MB, on the first
 // sweep of a 2,000-switch fabric). glibc grows a thread's arena (the plugin's
 // two writer threads each have their own) only by what the request needs,
-// page-aligned: one mprotect(2) every ~85 rows, each changing the process's
-// mappings under the mm lock the other thread's page faults also take, and
-// one page fault per page after it. Taking and freeing one block of
-// kReserveBytes (below glibc's 64 KiB consolidation threshold, so the free
-// neither trims the arena nor consolidates; the block goes back to the
-// arena's top, where the next rows are carved) makes it one mprotect and
-// one populate call per 15 pages. Under another allocator it is a harmless
-// malloc/free pair.
+// page-aligned: one mprotect(2) every 64 rows (a page of 64-byte chunks),
+// each changing the process's mappings under the mm lock the other thread's
+// page faults also take, and one page fault per page after it. Taking and
+// freeing one block of kReserveBytes makes it one mprotect and one populate
+// call per 15 pages: the block borders the arena's top, so the free merges
+// it back there, where the next rows are carved. The top then stays far
+// below glibc's trim threshold (128 KiB and up), so nothing is given back;
+// the free may consolidate the fast bins first (glibc does when the merged
+// chunk reaches 64 KiB), which costs little: the writer threads free
+// nothing else. Under another allocator it is a harmless malloc/free pair.
 class ArenaReserve {
  public:
   // Before a row of `width` bytes is allocated.

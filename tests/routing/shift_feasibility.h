@@ -16,9 +16,11 @@
 //  - Per permutation and directed switch-switch link, at most bound + slack
 //    of its flows cross it, bound being CutOracle::flows_bound of that
 //    permutation (CA links carry one flow each in a permutation anyway).
-// Unsatisfiable = no LFT meets the bounds (a subset of the permutations being
-// unsatisfiable is enough: the full set only adds constraints). Satisfiable
-// = some LFT does (only when every permutation of the target was given).
+// Unsatisfiable = no LFT of minimal legal routes meets the bounds (a subset
+// of the permutations being unsatisfiable is enough: the full set only adds
+// constraints; on fat trees every legal route between two leaves is a
+// minimal one anyway). Satisfiable = some LFT does (only when every
+// permutation of the target was given).
 #pragma once
 
 #include <z3++.h>
