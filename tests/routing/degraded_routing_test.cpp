@@ -412,9 +412,9 @@ TEST(DegradedRouting, CoreFailureAllToAllWithin5PercentOfBound) {
 // failure, half the spine failures, a few links) load some shift with its
 // bound + 1, and a core down on the plain fat tree with its bound + 3-4 (the
 // pass over the busiest links puts all-to-all first above 1.05x; + 1 before
-// it). Tables that meet it exist, but none that moves only the routes the
-// failure crossed, as phase A keeps the others (shift_feasibility_test.cpp,
-// docs/routing.md "Shifts after a failure").
+// it). Tables that meet it exist, but in most cases surveyed none that
+// moves only the routes the failure crossed, as phase A keeps the others
+// (shift_feasibility_test.cpp, docs/routing.md "Shifts after a failure").
 TEST(DegradedRouting, DISABLED_SingleFailureEveryRailAlignedShiftAtItsBound) {
   Tally t;
   for_each_case(kQuality, single_failures, {.shifts = true},
