@@ -148,6 +148,17 @@ std::vector<uint8_t> crossed_entries(const Fabric& base, const ForwardingTables&
   return crossed;
 }
 
+// `under`, with the entries where `where` has a port taken from `over`.
+ForwardingTables overlay(ForwardingTables under, const ForwardingTables& over, const ForwardingTables& where) {
+  for (uint32_t s = 0; s < under.num_switches(); ++s) {
+    for (uint32_t lid = 1; lid < under.num_lids(); ++lid) {
+      const Lid l{static_cast<uint16_t>(lid)};
+      if (where.get(s, l) != ForwardingTables::kNoPath) under.set(s, l, over.get(s, l));
+    }
+  }
+  return under;
+}
+
 ForwardingTables healthy_tables(const Fabric& base) {
   auto r = route_unicast(base, *plan_routing(base, {}, map_rails(base, policies::RailNaming())));
   EXPECT_TRUE(r.ok());
@@ -193,36 +204,17 @@ TEST(ShiftFeasibility, SpineCoreLinkDownSomeTableKeepsEveryShiftAtItsBoundWithin
   ASSERT_GT(engine.crossed, 0u);
   std::cout << "the engine changed " << engine.changed << " entries, " << engine.crossed << " crossed the link\n";
   // The budget for the modelled entries: the limit less what the engine's
-  // entries outside the model changed (they stay in the merged table).
-  ForwardingTables found;
-  // First without a cap, to learn which entries the model covers.
-  ASSERT_EQ(solve(c, {}, &found), Feasible::kYes);
-  uint64_t outside = 0;
-  std::vector<uint8_t> modelled(static_cast<size_t>(found.num_switches()) * found.num_lids(), 0);
-  for (uint32_t s = 0; s < found.num_switches(); ++s) {
-    for (uint32_t lid = 1; lid < found.num_lids(); ++lid) {
-      modelled[static_cast<size_t>(s) * found.num_lids() + lid] = found.get(s, Lid{static_cast<uint16_t>(lid)}) !=
-                                                                   ForwardingTables::kNoPath;
-    }
-  }
-  ForwardingTables outside_only = healthy;  // the engine's changes outside the model, on the healthy table
-  for (uint32_t s = 0; s < healthy.num_switches(); ++s) {
-    for (uint32_t lid = 1; lid < healthy.num_lids(); ++lid) {
-      const Lid l{static_cast<uint16_t>(lid)};
-      if (!modelled[static_cast<size_t>(s) * healthy.num_lids() + lid]) outside_only.set(s, l, c.tables.get(s, l));
-    }
-  }
-  outside = path_stability(base, healthy, c.d.fabric, {}, outside_only).changed;
+  // entries outside the model changed (they stay in the merged table). A
+  // first solve without a cap tells which entries the model covers.
+  ForwardingTables modelled;
+  ASSERT_EQ(solve(c, {}, &modelled), Feasible::kYes);
+  const uint64_t outside =
+      path_stability(base, healthy, c.d.fabric, {}, overlay(c.tables, healthy, modelled)).changed;
   ASSERT_LT(outside, 2 * engine.crossed);
+  ForwardingTables found;
   ASSERT_EQ(solve(c, {.before = &healthy, .max_changed = 2 * engine.crossed - outside}, &found), Feasible::kYes);
   // The whole table: the solver's entries where it has them, the engine's elsewhere.
-  ForwardingTables merged = c.tables;
-  for (uint32_t s = 0; s < merged.num_switches(); ++s) {
-    for (uint32_t lid = 1; lid < merged.num_lids(); ++lid) {
-      const Lid l{static_cast<uint16_t>(lid)};
-      if (found.get(s, l) != ForwardingTables::kNoPath) merged.set(s, l, found.get(s, l));
-    }
-  }
+  const ForwardingTables merged = overlay(c.tables, found, found);
   const PathStability whole = path_stability(base, healthy, c.d.fabric, {}, merged);
   std::cout << "the solver's table changed " << whole.changed << " entries\n";
   EXPECT_LE(whole.changed, 2 * whole.crossed);
