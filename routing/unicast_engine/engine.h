@@ -289,7 +289,9 @@ class Engine {
   uint32_t stamp_ = 0;
   std::vector<uint32_t> mark_stamp_, best_;
   std::vector<uint32_t> queue_, chain_, chain2_, fresh_;
-  std::vector<std::pair<uint64_t, uint64_t>> sort_keys_;  // phase B: the order of one destination's waiting switches
+  // Phase B: the order of one destination's waiting switches (a counting
+  // sort: per waiting switch its bucket, and the buckets' starts).
+  std::vector<uint32_t> sort_keys_, sort_starts_, sorted_;
 
   // Flow balancing (flow_walk.cpp). Per entry: all-to-all flows routed out
   // of it so far (one per source CA port and destination LID).
@@ -315,6 +317,7 @@ class Engine {
   std::vector<uint32_t> leaf_offset_;    // per leaf: cabled CA ports of the leaves before it
   std::vector<uint32_t> order_;          // switches top-down: rk_.order, or by GUID within a rank
   std::vector<uint32_t> pod_;            // per switch: its pod (three levels and more), else empty
+  uint32_t pods_ = 0, ranks_ = 0;        // pod numbers in pod_ (the switches above the pods last), ranks
   std::vector<uint32_t> seq_;            // per switch: its sequence among switches of its rank (GUID order)
   std::vector<uint32_t> leaf_pos_;       // per switch: its position in the order leaves are taken (run)
   // Destinations with switches left for phase B: their column, leaf, slot

@@ -291,16 +291,24 @@ void Engine::route_deferred_of(const Deferred& d, uint32_t first, uint32_t last,
   // then the spines (ranked from the CAs a leaf sends only to the spines of
   // its pod).
   if (!pod_.empty()) {
-    // Sorted by one key each (neighbours first, pod, rank, then the list's
-    // order, so equal ones keep it): a comparison is two integer compares.
+    // Sorted (neighbours first, pod, rank, then the list's order, so equal
+    // ones keep it) by counting: few buckets, many switches.
+    const uint32_t per_side = pods_ * ranks_;
+    sort_starts_.assign(2 * per_side + 1, 0);
     sort_keys_.clear();
     for (uint32_t j = first; j < last; ++j) {
       const uint32_t x = list[j];
-      if (routed(x)) continue;
-      sort_keys_.push_back({(neighbour(x) ? 0 : uint64_t{1} << 32) | pod_[x], uint64_t{rk_.rank[x]} << 32 | j});
+      const uint32_t key = routed(x) ? kNone : (neighbour(x) ? 0 : per_side) + pod_[x] * ranks_ + rk_.rank[x];
+      sort_keys_.push_back(key);
+      if (key != kNone) ++sort_starts_[key + 1];
     }
-    std::sort(sort_keys_.begin(), sort_keys_.end());
-    for (const auto& key : sort_keys_) route_flows_of(list[static_cast<uint32_t>(key.second)]);
+    for (uint32_t k = 1; k < sort_starts_.size(); ++k) sort_starts_[k] += sort_starts_[k - 1];
+    sorted_.resize(sort_starts_.back());
+    for (uint32_t j = first; j < last; ++j) {
+      const uint32_t key = sort_keys_[j - first];
+      if (key != kNone) sorted_[sort_starts_[key]++] = list[j];
+    }
+    for (uint32_t x : sorted_) route_flows_of(x);
     return;
   }
   // Any other ranking: in the order of a stack over the switches that may

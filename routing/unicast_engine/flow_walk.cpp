@@ -132,7 +132,7 @@ void Engine::setup_flows(const RoutingOptions& options) {
   }
   // Pods (three levels and more, ranked from the CAs): the leaves and the
   // spines joined through leaf-spine links; the switches above get the
-  // last number.
+  // last number (pods_ counts it).
   if (rk_.kind == RankingKind::kFromCas && rk_.levels >= 3) {
     std::vector<uint32_t> root(n);
     for (uint32_t s = 0; s < n; ++s) root[s] = s;
@@ -146,7 +146,7 @@ void Engine::setup_flows(const RoutingOptions& options) {
         if (rk_.rank[up_rec_[i].remote] == 1) root[find(up_rec_[i].remote)] = find(s);
       }
     }
-    pod_.assign(n, n);
+    pod_.assign(n, kNone);
     std::vector<uint32_t> id(n, kNone);
     uint32_t pods = 0;
     for (uint32_t s : by_guid_) {
@@ -155,6 +155,9 @@ void Engine::setup_flows(const RoutingOptions& options) {
       if (i == kNone) i = pods++;
       pod_[s] = i;
     }
+    for (uint32_t& p : pod_) p = p == kNone ? pods : p;
+    pods_ = pods + 1;
+    ranks_ = 1 + *std::max_element(rk_.rank.begin(), rk_.rank.end());
   }
   seq_.assign(n, 0);
   std::vector<uint32_t> next(slots_up_.size() + 1, 0);
