@@ -155,7 +155,7 @@ class Engine {
   void push_flows(uint32_t y, uint32_t add);
   uint32_t choose_up(uint32_t x, uint32_t f);
   uint32_t slot_rank(uint32_t x, uint32_t slot, uint32_t a, uint32_t b) const;
-  uint32_t order_slot(uint32_t x, uint32_t i, uint32_t k) const;
+  uint32_t middle_from(uint32_t x, uint32_t k) const;
   void route_flows_of(uint32_t x);
   static constexpr uint64_t kExact = UINT64_MAX;
   PathCost path_cost(uint32_t y, uint32_t add, uint32_t depth, uint64_t fit);

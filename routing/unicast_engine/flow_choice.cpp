@@ -91,20 +91,15 @@ uint32_t Engine::slot_rank(uint32_t x, uint32_t slot, uint32_t a, uint32_t b) co
   if (k < 3) return slot;
   if (slot == k - 1) return k - 2;
   if (slot == 0) return k - 1;
-  const uint32_t d = digit_[rk_.rank[x]] % k;
-  // The middle slots 1..k-2 from d-1 down, cyclically.
-  const uint32_t from = d >= 2 && d <= k - 1 ? d - 1 : k - 2;
-  return (from + (k - 2) - slot) % (k - 2);
+  // The middle slots 1..k-2 from middle_from down, cyclically.
+  return (middle_from(x, k) + (k - 2) - slot) % (k - 2);
 }
 
-// The i-th slot in slot_rank order for a pair that are not ring neighbours.
-uint32_t Engine::order_slot(uint32_t x, uint32_t i, uint32_t k) const {
-  if (k < 3) return i;
-  if (i == k - 2) return k - 1;
-  if (i == k - 1) return 0;
+// Where slot_rank's middle slots (1..k-2) start for x (k >= 3): the one
+// below the destination's digit at x's rank, or the highest of them.
+uint32_t Engine::middle_from(uint32_t x, uint32_t k) const {
   const uint32_t d = digit_[rk_.rank[x]] % k;
-  const uint32_t from = d >= 2 && d <= k - 1 ? d - 1 : k - 2;
-  return 1 + (from - 1 + (k - 2) - i) % (k - 2);
+  return d >= 2 && d <= k - 1 ? d - 1 : k - 2;
 }
 
 // The up entry of x for f flows: its nominal one if that path stays within
@@ -147,8 +142,21 @@ uint32_t Engine::choose_up(uint32_t x, uint32_t f) {
   if (nom != kNone && fits(nom)) return nom;
   const bool next = a != kNone && b != kNone && b == ring_next_[a];
   const bool prev = a != kNone && b != kNone && b == ring_prev_[a];
+  // Not ring neighbours (k >= 3): the middle slots from middle_from down,
+  // cyclically, then the highest, then the lowest.
+  uint32_t middle = next || prev || k < 3 ? 0 : middle_from(x, k);
   for (uint32_t i = 0; i < k; ++i) {
-    const uint32_t slot = next ? k - 1 - i : prev ? i : order_slot(x, i, k);
+    uint32_t slot = i;
+    if (next) {
+      slot = k - 1 - i;
+    } else if (prev || k < 3) {
+      slot = i;
+    } else if (i < k - 2) {
+      slot = middle;
+      middle = middle == 1 ? k - 2 : middle - 1;
+    } else {
+      slot = i == k - 2 ? k - 1 : 0;
+    }
     const uint32_t e = up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + slot];
     if (e == kNone || e == nom || !cand_ok(x, e) || !is_free(e)) continue;
     if (fits(e)) return record(e);
