@@ -314,6 +314,7 @@ class Engine {
   uint32_t slot_stride_ = 0;
   std::vector<uint32_t> port_entry_;     // per switch x 256 ports: the entry of that port, or kNone
   std::vector<uint32_t> digit_;          // per rank: the destination's nominal up slot (D-mod-K digit)
+  std::vector<uint32_t> digit_slot_;     // per rank: that digit modulo the rank's up slots (set_digits)
   std::vector<uint32_t> leaf_offset_;    // per leaf: cabled CA ports of the leaves before it
   std::vector<uint32_t> order_;          // switches top-down: rk_.order, or by GUID within a rank
   std::vector<uint32_t> pod_;            // per switch: its pod (three levels and more), else empty

@@ -98,7 +98,7 @@ uint32_t Engine::slot_rank(uint32_t x, uint32_t slot, uint32_t a, uint32_t b) co
 // Where slot_rank's middle slots (1..k-2) start for x (k >= 3): the one
 // below the destination's digit at x's rank, or the highest of them.
 uint32_t Engine::middle_from(uint32_t x, uint32_t k) const {
-  const uint32_t d = digit_[rk_.rank[x]] % k;
+  const uint32_t d = digit_slot_[rk_.rank[x]];
   return d >= 2 && d <= k - 1 ? d - 1 : k - 2;
 }
 

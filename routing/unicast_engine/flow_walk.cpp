@@ -32,6 +32,7 @@ void Engine::setup_flows(const RoutingOptions& options) {
   flow_.assign(n, 0);
   valid_.assign(n, 0);
   digit_.assign(slots_up_.size() + 1, 0);
+  digit_slot_.assign(slots_up_.size(), 0);
   down_stamp_.assign(n, 0);
   fed_.assign(n, 0);
   // Ranked from the CAs, the switches with leaves below them (fed()).
@@ -198,6 +199,7 @@ void Engine::set_digits(uint32_t t, uint32_t slot) {
     digit_[rk_.rank[p]] = down_slot(p, rev(e));
     x = p;
   }
+  for (size_t r = 0; r < slots_up_.size(); ++r) digit_slot_[r] = slots_up_[r] == 0 ? 0 : digit_[r] % slots_up_[r];
   // The other planes: the way the healthy tree would come down if the
   // destination had the digit of another up slot of its leaf, for flows
   // sent there in phase B.
@@ -212,7 +214,7 @@ void Engine::set_digits(uint32_t t, uint32_t slot) {
       x = p;
       const uint32_t k = slots_up_[rk_.rank[x]];
       if (k == 0) break;
-      e = up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + digit_[rk_.rank[x]] % k];
+      e = up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + digit_slot_[rk_.rank[x]]];
     }
   }
 }
@@ -248,7 +250,7 @@ uint32_t Engine::nominal_up(uint32_t x) const {
   const uint32_t r = rk_.rank[x];
   const uint32_t k = slots_up_[r];
   if (k == 0) return kNone;
-  const uint32_t e = up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + digit_[r] % k];
+  const uint32_t e = up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + digit_slot_[r]];
   return e != kNone && cand_ok(x, e) ? e : kNone;
 }
 
