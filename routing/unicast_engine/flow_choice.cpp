@@ -98,8 +98,8 @@ uint32_t Engine::slot_rank(uint32_t x, uint32_t slot, uint32_t a, uint32_t b) co
 // Where slot_rank's middle slots (1..k-2) start for x (k >= 3): the one
 // below the destination's digit at x's rank, or the highest of them.
 uint32_t Engine::middle_from(uint32_t x, uint32_t k) const {
-  const uint32_t d = digit_slot_[rk_.rank[x]];
-  return d >= 2 && d <= k - 1 ? d - 1 : k - 2;
+  const uint32_t d = digit_slot_[rk_.rank[x]];  // below k
+  return d >= 2 ? d - 1 : k - 2;
 }
 
 // The up entry of x for f flows: its nominal one if that path stays within
@@ -142,19 +142,17 @@ uint32_t Engine::choose_up(uint32_t x, uint32_t f) {
   if (nom != kNone && fits(nom)) return nom;
   const bool next = a != kNone && b != kNone && b == ring_next_[a];
   const bool prev = a != kNone && b != kNone && b == ring_prev_[a];
-  // Not ring neighbours (k >= 3): the middle slots from middle_from down,
-  // cyclically, then the highest, then the lowest.
-  uint32_t middle = next || prev || k < 3 ? 0 : middle_from(x, k);
+  // Toward the previous leaf (or with fewer than 3 slots) from the lowest;
+  // toward the next from the highest; else the middle slots from
+  // middle_from down, cyclically, then the highest, then the lowest.
+  const bool middle_first = !next && !prev && k >= 3;
+  uint32_t middle = middle_first ? middle_from(x, k) : 0;
   for (uint32_t i = 0; i < k; ++i) {
-    uint32_t slot = i;
-    if (next) {
-      slot = k - 1 - i;
-    } else if (prev || k < 3) {
-      slot = i;
-    } else if (i < k - 2) {
+    uint32_t slot = next ? k - 1 - i : i;
+    if (middle_first && i < k - 2) {
       slot = middle;
       middle = middle == 1 ? k - 2 : middle - 1;
-    } else {
+    } else if (middle_first) {
       slot = i == k - 2 ? k - 1 : 0;
     }
     const uint32_t e = up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + slot];
