@@ -37,6 +37,7 @@
 #include "sm_plugin/controller_policy.h"
 #include "sm_plugin/event_channel.h"
 #include "sm_plugin/fast_path.h"
+#include "sm_plugin/heap_policy.h"
 #include "sm_plugin/osm_events.h"
 #include "sm_plugin/osm_headers.h"
 #include "sm_plugin/osm_logger.h"
@@ -235,6 +236,10 @@ void* create(osm_opensm_t* osm) noexcept {
                         plugin->config_.policy_file.empty() ? "(none, default policy)"
                                                             : plugin->config_.policy_file.c_str(),
                         std::string(to_string(plugin->config_.log_level)).c_str());
+    if (plugin->config_.keep_heap) {
+      const HeapPolicyResult heap = keep_freed_memory();
+      plugin->logger_.log(heap.applied ? LogLevel::kInfo : LogLevel::kError, "%s", heap.message.c_str());
+    }
   } catch (...) {
     log_exception(osm, "create");
     return nullptr;

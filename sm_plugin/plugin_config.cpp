@@ -23,8 +23,8 @@ Result<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
     return (std::filesystem::path(source_name).parent_path() / p).string();
   };
   Status s = yaml::read_yaml_document(text, source_name, "the plugin configuration", [&](const yaml::Value& root) {
-    const yaml::Map m = root.map({"policy_file", "log_level", "hop_matrices", "controller_socket", "fast_path",
-                                  "port_probe", "controllers", "controller_ca", "controller_token_file",
+    const yaml::Map m = root.map({"policy_file", "log_level", "hop_matrices", "heap", "controller_socket",
+                                  "fast_path", "port_probe", "controllers", "controller_ca", "controller_token_file",
                                   "policy_from_controller"},
                                  yaml::IfNull::kEmpty);  // an empty file: the defaults
     std::optional<bool> policy_from_controller;
@@ -37,6 +37,8 @@ Result<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
         (void)known;
       } else if (key == "hop_matrices") {
         config.railyard_hop_matrices = value.one_of({"railyard", "opensm"}) == "railyard";
+      } else if (key == "heap") {
+        config.keep_heap = value.one_of({"keep", "release"}) == "keep";
       } else if (key == "fast_path") {
         config.fast_path = value.one_of({"push", "opensm"}) == "push";
       } else if (key == "port_probe") {

@@ -8,6 +8,8 @@
 //   hop_matrices: railyard  # railyard | opensm: who fills OpenSM's min-hop
 //                           # matrices (hop_matrices.h); same values, railyard's
 //                           # is faster
+//   heap: keep             # keep | release: whether memory freed by a pass
+//                          # stays mapped for the next (heap_policy.h)
 //   controller_socket: <path>   # Unix socket of railyard's controller: events
 //                               # out, commands in (docs/plugin_protocol.md).
 //                               # Absent: events off. At most 107 bytes.
@@ -56,6 +58,7 @@ struct PluginConfig {
   std::string policy_file;  // absolute or relative to the process; empty = default policy
   LogLevel log_level = LogLevel::kInfo;
   bool railyard_hop_matrices = true;  // false: OpenSM builds them (build_lid_matrices NULL)
+  bool keep_heap = true;              // heap: keep (heap_policy.h); false: glibc's defaults
   std::string controller_socket;      // a Unix socket; with `controllers` empty: events off
   std::vector<ControllerAddress> controllers;  // after controller_socket, if both
   std::string controller_ca;          // PEM file, for tls:// addresses

@@ -31,7 +31,7 @@ TEST(PluginConfig, UnknownKeyIsNamedWithItsLine) {
   auto c = parse_plugin_config("log_level: info\npolicy: x.yaml\n", "plugin.yaml");
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error().message,
-            "plugin.yaml:2: unknown key 'policy' at top level (expected policy_file, log_level, hop_matrices, "
+            "plugin.yaml:2: unknown key 'policy' at top level (expected policy_file, log_level, hop_matrices, heap, "
             "controller_socket, fast_path, port_probe, controllers, controller_ca, controller_token_file, "
             "policy_from_controller)");
 }
@@ -53,6 +53,21 @@ TEST(PluginConfig, FastPathChoice) {
   auto bad = parse_plugin_config("log_level: info\nfast_path: yes\n", "plugin.yaml");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message, "plugin.yaml:2: 'fast_path' must be push or opensm, got a scalar 'yes'");
+}
+
+TEST(PluginConfig, HeapChoice) {
+  auto def = parse_plugin_config("", "plugin.yaml");
+  ASSERT_TRUE(def.ok());
+  EXPECT_TRUE(def->keep_heap) << "freed memory is kept by default";
+  auto release = parse_plugin_config("heap: release\n", "plugin.yaml");
+  ASSERT_TRUE(release.ok());
+  EXPECT_FALSE(release->keep_heap);
+  auto keep = parse_plugin_config("heap: keep\n", "plugin.yaml");
+  ASSERT_TRUE(keep.ok());
+  EXPECT_TRUE(keep->keep_heap);
+  auto bad = parse_plugin_config("log_level: info\nheap: trim\n", "plugin.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "plugin.yaml:2: 'heap' must be keep or release, got a scalar 'trim'");
 }
 
 TEST(PluginConfig, PortProbe) {
