@@ -45,6 +45,9 @@ struct RerouteStats {
   uint32_t targets_prepared = 0;   // leaves whose modes were worked out again (not the memo's)
   uint32_t columns = 0;            // CA destination LIDs
   uint32_t columns_recomputed = 0; // of those, re-walked (phase A)
+  // The route before's memo was updated in place rather than copied: the
+  // caller gave up its last reference to it (see reroute_unicast).
+  bool memo_in_place = false;
 };
 
 struct TrackedRouting {
@@ -59,7 +62,9 @@ Result<TrackedRouting> route_unicast_tracked(const Fabric& fabric, const Routing
 // The route of `after` given the route of `before` (same nodes, ports and
 // LIDs; switch links may differ in state, options in the drained links).
 // Same result as route_unicast_tracked(after, after_options). Takes the
-// route before by value: moved in, its tables become the new ones in place.
+// route before by value: moved in, its tables become the new ones in place,
+// and so does its memo when nothing else holds it (the memo is shared by
+// copies of a TrackedRouting): a reroute then allocates neither.
 Result<TrackedRouting> reroute_unicast(const Fabric& before, const RoutingOptions& before_options,
                                        TrackedRouting routed, const Fabric& after,
                                        const RoutingOptions& after_options);

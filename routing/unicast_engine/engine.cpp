@@ -108,8 +108,8 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
       targets_prepared_ += prior_ != nullptr ? 1 : 0;
     }
     target_seq_ = static_cast<uint32_t>(li + 1);
+    const bool touched = prior_ == nullptr || mark_dirty(t);  // reads the memo's modes before save_modes
     if (memo_ != nullptr) save_modes(t);
-    const bool touched = prior_ == nullptr || mark_dirty(t);
     if (touched && modes_from_memo_) list_modes(t);
     uint32_t ca_lid_count = 0;
     for (uint32_t i = ca_begin_[t]; i < ca_begin_[t + 1]; ++i) ca_lid_count += 1u << fabric_.port(ca_ports_[i]).lmc;
@@ -197,6 +197,7 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
     // An incremental route takes the modes from the memo when the change
     // cannot have moved them (the column is walked again all the same: its
     // chains and cones balance by counters over every switch LID).
+    modes_from_memo_ = false;
     if (prior_ != nullptr && modes_kept(t)) {
       load_modes(t);
       list_modes(t);

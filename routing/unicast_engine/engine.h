@@ -106,10 +106,12 @@ class Engine {
   // next incremental route needs. After absorb(): take_prior_loads() turns
   // phase A's loads into those of the whole fabric (false: the change
   // touched a column it should not have, route in full instead);
-  // export_memo() stores them and the deferred columns.
+  // export_memo() stores them and the deferred columns. `memo` may be the
+  // prior's own (the caller gave it up): it is then updated in place.
   void set_incremental(const Prior* prior, RouteMemo* memo) {
     prior_ = prior;
     memo_ = memo;
+    memo_in_place_ = prior != nullptr && memo != nullptr && prior->memo == memo;
   }
   bool take_prior_loads(const std::vector<const Engine*>& lanes);
   bool old_columns_ordered() const { return !disordered_; }
@@ -355,6 +357,12 @@ class Engine {
   // Incremental reroute (incremental.cpp).
   const Prior* prior_ = nullptr;
   RouteMemo* memo_ = nullptr;
+  // memo_ is prior_->memo: a target's modes are written over the route
+  // before's, and rows that changed are kept here first, for the old flows
+  // (sort_by_distance): old_rows_[old_row_at_[t] * switches].
+  bool memo_in_place_ = false;
+  std::vector<uint32_t> old_row_at_;
+  std::vector<uint32_t> old_rows_;
   std::vector<uint8_t> dirty_;         // per LID of the current target: re-walk its column
   std::vector<uint64_t> old_load_;     // per switch x 256 ports: phase A loads of the re-walked columns before
   std::vector<std::pair<Lid, uint32_t>> old_columns_to_subtract_;  // the re-walked CA columns and their targets

@@ -55,6 +55,16 @@ void Engine::save_modes(uint32_t t) {
   const uint32_t at = memo_->modes_at[t];
   if (at == RouteMemo::kNoModes) return;
   uint32_t* out = memo_->modes.data() + static_cast<size_t>(at) * n;
+  if (memo_in_place_) {
+    if (modes_from_memo_) return;  // st_ was read from this very row
+    bool same = true;
+    for (uint32_t s = 0; s < n && same; ++s) same = out[s] == pack(st_[s]);
+    if (same) return;  // the reach too: it is a function of the row
+    // The old flows of this target's re-walked columns follow the old row.
+    if (old_row_at_.empty()) old_row_at_.assign(n, kNone);
+    old_row_at_[t] = static_cast<uint32_t>(old_rows_.size() / n);
+    old_rows_.insert(old_rows_.end(), out, out + n);
+  }
   RouteMemo::Reach reach = RouteMemo::kAllTier1;
   for (uint32_t s = 0; s < n; ++s) {
     out[s] = pack(st_[s]);
@@ -293,7 +303,9 @@ void Engine::subtract_old_columns() {
 void Engine::sort_by_distance(uint32_t t) {
   const uint32_t n = g_.num_switches();
   const RouteMemo& memo = *prior_->memo;
-  const uint32_t* modes = memo.modes.data() + static_cast<size_t>(memo.modes_at[t]) * n;
+  const bool moved = memo_in_place_ && !old_row_at_.empty() && old_row_at_[t] != kNone;
+  const uint32_t* modes = moved ? old_rows_.data() + static_cast<size_t>(old_row_at_[t]) * n
+                                : memo.modes.data() + static_cast<size_t>(memo.modes_at[t]) * n;
   old_distance_ = modes;
   uint32_t far = 0;
   for (uint32_t s = 0; s < n; ++s) {
@@ -351,14 +363,15 @@ bool Engine::take_prior_loads(const std::vector<const Engine*>& lanes) {
   const uint32_t n = g_.num_switches();
   const RouteMemo& memo = *prior_->memo;
   // Loads before, less the re-walked columns' (every lane's), per port.
-  std::vector<uint64_t> kept(memo.phase_a_load);
+  std::vector<const uint64_t*> old;
   for (const Engine* lane : lanes) {
-    if (lane->old_load_.empty()) continue;
-    for (size_t i = 0; i < kept.size(); ++i) kept[i] -= lane->old_load_[i];
+    if (!lane->old_load_.empty()) old.push_back(lane->old_load_.data());
   }
   for (uint32_t s = 0; s < n; ++s) {
     for (uint32_t p = 0; p < 256; ++p) {
-      const uint64_t k = kept[static_cast<size_t>(s) * 256 + p];
+      const size_t i = static_cast<size_t>(s) * 256 + p;
+      uint64_t k = memo.phase_a_load[i];
+      for (const uint64_t* o : old) k -= o[i];
       if (k == 0) continue;
       const uint32_t e = port_entry_[static_cast<size_t>(s) * 256 + p];
       if (e == kNone) return false;  // flows left on a link now gone

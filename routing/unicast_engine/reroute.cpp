@@ -16,9 +16,10 @@ namespace {
 using unicast::ChangedLink;
 using unicast::Prior;
 
+// `reuse`: the memo to write (the prior's, in place), else a new one.
 Result<TrackedRouting> tracked(const Fabric& fabric, const RoutingOptions& options, const Prior* prior,
-                               RerouteStats stats) {
-  auto memo = std::make_shared<RouteMemo>();
+                               RerouteStats stats, std::shared_ptr<RouteMemo> reuse = nullptr) {
+  auto memo = reuse != nullptr ? std::move(reuse) : std::make_shared<RouteMemo>();
   auto routed = unicast::route_lanes(fabric, options, prior, memo.get(), &stats);
   if (!routed.ok()) return routed.error();
   TrackedRouting out;
@@ -124,7 +125,13 @@ Result<TrackedRouting> reroute_unicast(const Fabric& before, const RoutingOption
   }
   for (size_t i = 0; i < before.num_links() && !prior.had_drains; ++i) prior.had_drains = drained(before_options, i);
   stats.changed_links = static_cast<uint32_t>(prior.changed.size());
-  return tracked(after, after_options, &prior, std::move(stats));
+  // The caller's memo, if it gave up every other reference: written in
+  // place (route_lanes). It was made mutable by tracked(), so the cast is
+  // sound.
+  std::shared_ptr<RouteMemo> in_place;
+  if (routed.memo.use_count() == 1) in_place = std::const_pointer_cast<RouteMemo>(routed.memo);
+  stats.memo_in_place = in_place != nullptr;
+  return tracked(after, after_options, &prior, std::move(stats), std::move(in_place));
 }
 
 }  // namespace railyard::routing

@@ -54,7 +54,11 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
     }
     if (ranking.kind != prior->memo->kind || ranking.rank != prior->memo->rank) return in_full("the ranking moved");
   }
-  if (memo != nullptr) {
+  // The route before's own memo (its caller gave it up: reroute.cpp) is
+  // updated in place: same switches and ranking, so the same layout; the
+  // engines keep what they overwrite and still need.
+  const bool memo_in_place = prior != nullptr && memo == prior->memo;
+  if (memo != nullptr && !memo_in_place) {
     const uint32_t n = graph.num_switches();
     memo->switches = n;
     memo->kind = ranking.kind;

@@ -86,13 +86,20 @@ State full(Fabric f, std::vector<uint8_t> drained) {
 }
 
 // Reroutes `from` to (fabric, drained) incrementally and checks it against a
-// full route; returns the new state.
+// full route; returns the new state. With `given` (from's own route, moved
+// in), the reroute owns the memo and must update it in place; else it gets
+// a copy that shares the memo with `from`, and must leave it alone.
 State step(const State& from, Fabric f, std::vector<uint8_t> drained, const std::string& what,
-           RerouteStats* stats_out = nullptr) {
+           RerouteStats* stats_out = nullptr, TrackedRouting* given = nullptr) {
   State to{std::move(f), std::move(drained), {}, {}};
   to.options = options_for(to.fabric, to.drained);
-  auto inc = reroute_unicast(from.fabric, from.options, from.routed, to.fabric, to.options);
+  const bool gave = given != nullptr;
+  auto inc = reroute_unicast(from.fabric, from.options, gave ? std::move(*given) : from.routed, to.fabric, to.options);
   EXPECT_TRUE(inc.ok()) << what;
+  if (inc.ok() && inc->stats.incremental) {
+    EXPECT_EQ(inc->stats.memo_in_place, gave) << what << (gave ? ": a memo given up was copied"
+                                                               : ": a memo still shared was written in place");
+  }
   auto oracle = route_unicast(to.fabric, to.options);
   EXPECT_TRUE(oracle.ok()) << what;
   if (!inc.ok() || !oracle.ok()) return to;
@@ -131,7 +138,7 @@ std::vector<LinkId> up_links(const Degrader& d, const Fabric& f, Tier tier) {
 
 // Steps taken and, of those, incremental, over a test's random walks.
 struct WalkCount {
-  int steps = 0, incremental = 0;
+  int steps = 0, incremental = 0, in_place = 0;
   uint64_t columns = 0, recomputed = 0;
 };
 
@@ -148,6 +155,9 @@ void random_walk(const Fabric& base, uint64_t seed, int steps, const std::string
     std::vector<LinkId> live = up_links(d, s.fabric, tier);
     std::string what = label + " seed " + std::to_string(seed) + " step " + std::to_string(i) + ": ";
     RerouteStats stats;
+    // Every other step hands the route over (the memo updated in place, as
+    // the plugin does), the others keep it shared (the memo copied).
+    TrackedRouting* give = (seed + static_cast<uint64_t>(i)) % 2 == 0 ? &s.routed : nullptr;
     if ((kind == 0 || kind == 4) && !live.empty()) {  // one or three links down
       std::vector<LinkId> pick;
       for (int k = 0; k < (kind == 4 ? 3 : 1) && !live.empty(); ++k) {
@@ -156,27 +166,28 @@ void random_walk(const Fabric& base, uint64_t seed, int steps, const std::string
         live.erase(live.begin() + static_cast<ptrdiff_t>(j));
       }
       down.insert(down.end(), pick.begin(), pick.end());
-      s = step(s, with_state(s.fabric, pick, PortState::kDown), s.drained, what + "links down", &stats);
+      s = step(s, with_state(s.fabric, pick, PortState::kDown), s.drained, what + "links down", &stats, give);
     } else if (kind == 1 && !down.empty()) {  // one back up
       size_t j = rng() % down.size();
       LinkId l = down[j];
       down.erase(down.begin() + static_cast<ptrdiff_t>(j));
-      s = step(s, with_state(s.fabric, {l}, PortState::kActive), s.drained, what + "link up", &stats);
+      s = step(s, with_state(s.fabric, {l}, PortState::kActive), s.drained, what + "link up", &stats, give);
     } else if (kind == 2 && !live.empty()) {  // drain
       LinkId l = live[rng() % live.size()];
-      s = step(s, s.fabric, with_drain(s.fabric, s.drained, l, true), what + "drain", &stats);
+      s = step(s, s.fabric, with_drain(s.fabric, s.drained, l, true), what + "drain", &stats, give);
     } else if (kind == 3 && !s.drained.empty()) {  // undrain one
       std::vector<LinkId> dr;
       for (uint32_t l = 0; l < s.drained.size(); ++l) {
         if (s.drained[l]) dr.push_back(LinkId(l));
       }
       if (dr.empty()) continue;
-      s = step(s, s.fabric, with_drain(s.fabric, s.drained, dr[rng() % dr.size()], false), what + "undrain", &stats);
+      s = step(s, s.fabric, with_drain(s.fabric, s.drained, dr[rng() % dr.size()], false), what + "undrain", &stats, give);
     } else {
       continue;
     }
     ++count.steps;
     count.incremental += stats.incremental ? 1 : 0;
+    count.in_place += stats.memo_in_place ? 1 : 0;
     count.columns += stats.columns;
     count.recomputed += stats.columns_recomputed;
     if (::testing::Test::HasFailure()) return;
@@ -190,7 +201,8 @@ TEST(Reroute, EqualsAFullRouteOnSeededChangesTwoLevels) {
   // Every change is of switch links: all incremental.
   EXPECT_EQ(count.incremental, count.steps);
   EXPECT_LT(count.recomputed, count.columns);
-  std::printf("2L: %d steps, %d incremental, %llu of %llu columns re-walked\n", count.steps, count.incremental,
+  EXPECT_GT(count.in_place, count.steps / 4) << "half the steps hand their route over";
+  std::printf("2L: %d steps, %d incremental (%d in place), %llu of %llu columns re-walked\n", count.steps, count.incremental, count.in_place,
               static_cast<unsigned long long>(count.recomputed), static_cast<unsigned long long>(count.columns));
 }
 
@@ -200,7 +212,8 @@ TEST(Reroute, EqualsAFullRouteOnSeededChangesThreeLevels) {
   for (uint64_t seed = 1; seed <= 20 && !HasFailure(); ++seed) random_walk(base, seed, 8, "3L", count);
   EXPECT_EQ(count.incremental, count.steps);
   EXPECT_LT(count.recomputed, count.columns);
-  std::printf("3L: %d steps, %d incremental, %llu of %llu columns re-walked\n", count.steps, count.incremental,
+  EXPECT_GT(count.in_place, count.steps / 4) << "half the steps hand their route over";
+  std::printf("3L: %d steps, %d incremental (%d in place), %llu of %llu columns re-walked\n", count.steps, count.incremental, count.in_place,
               static_cast<unsigned long long>(count.recomputed), static_cast<unsigned long long>(count.columns));
 }
 
@@ -286,6 +299,26 @@ TEST(Reroute, ASwitchDownOrACaLinkIsRoutedInFull) {
   step(healthy, leaf.fabric, {}, leaf.name, &stats);
   EXPECT_FALSE(stats.incremental);
   EXPECT_NE(stats.full_reason.find("CA link"), std::string::npos) << stats.full_reason;
+}
+
+// A core switch down moves the nominal slots: route_lanes routes in full,
+// into the memo it was handed (in place). That memo must then serve the
+// next incremental reroute as well as a fresh one would.
+TEST(Reroute, AFullRouteIntoAHandedOverMemoKeepsItUsable) {
+  const Fabric base = test::generate(test::roft(64, 8, 3, 16));
+  Degrader d(base);
+  State healthy = full(base, {});
+  RerouteStats stats;
+  const Degraded core = d.switch_down(2, 5);
+  State down = step(healthy, core.fabric, {}, core.name, &stats, &healthy.routed);
+  EXPECT_FALSE(stats.incremental) << "a switch down moves the slots";
+  EXPECT_TRUE(stats.memo_in_place) << "the memo handed over is reused for the full route";
+  std::vector<LinkId> live = up_links(d, down.fabric, Tier::kLeafSpine);
+  ASSERT_FALSE(live.empty());
+  step(down, with_state(down.fabric, {live[live.size() / 2]}, PortState::kDown), {}, core.name + ", then a link",
+       &stats, &down.routed);
+  EXPECT_TRUE(stats.incremental) << stats.full_reason;
+  EXPECT_TRUE(stats.memo_in_place);
 }
 
 TEST(Reroute, WithoutAMemoIsAFullRoute) {
