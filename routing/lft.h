@@ -26,6 +26,16 @@ class ForwardingTables {
   uint32_t num_switches() const { return num_switches_; }
   uint32_t num_lids() const { return num_lids_; }  // max LID + 1
 
+  // As a new ForwardingTables(num_switches, num_lids), every entry kNoPath,
+  // in the storage these tables already have when it is large enough: a
+  // caller that reads tables again and again (the plugin's fast path, under
+  // OpenSM's lock) does not map and fault in ~20 MB each time.
+  void reset(uint32_t num_switches, uint32_t num_lids) {
+    num_switches_ = num_switches;
+    num_lids_ = num_lids;
+    ports_.assign(static_cast<size_t>(num_switches) * num_lids, kNoPath);
+  }
+
   uint8_t get(uint32_t sw, Lid lid) const { return ports_[index(sw, lid.value)]; }
   void set(uint32_t sw, Lid lid, uint8_t port) { ports_[index(sw, lid.value)] = port; }
   std::span<uint8_t> row(uint32_t sw) { return {ports_.data() + static_cast<size_t>(sw) * num_lids_, num_lids_}; }

@@ -128,6 +128,24 @@ void FastPath::fall_back(const std::vector<Command>& commands, const std::string
   }
 }
 
+namespace {
+
+// Hands a reading's tables back to the fast path when the reading is done
+// with, whatever way the step ends.
+class KeepTables {
+ public:
+  KeepTables(routing::ForwardingTables& spare, SubnetReading& r) : spare_(spare), r_(r) {}
+  ~KeepTables() { spare_ = std::move(r_.before); }
+  KeepTables(const KeepTables&) = delete;
+  KeepTables& operator=(const KeepTables&) = delete;
+
+ private:
+  routing::ForwardingTables& spare_;
+  SubnetReading& r_;
+};
+
+}  // namespace
+
 void FastPath::prime() {
   const auto t = Clock::now();
   // The port probe too, so that the first failure does not wait for it.
@@ -136,12 +154,13 @@ void FastPath::prime() {
     Status s = prober_->warm_up();
     if (!s.ok()) logger_.log(LogLevel::kError, "fast path: port probe: %s", s.error().message.c_str());
   }
-  auto read = read_subnet(osm_, pass_);
+  auto read = read_subnet(osm_, pass_, &spare_tables_);
   if (const auto* failure = std::get_if<ReadFailure>(&read)) {
     logger_.log(LogLevel::kVerbose, "fast path: no background route: %s", failure->why.c_str());
     return;
   }
   SubnetReading& r = std::get<SubnetReading>(read);
+  const KeepTables keep(spare_tables_, r);
   const RoutingPass::PolicyRead in_force = pass_.read_policy(false);
   if (!in_force.error.empty()) return;
   const routing::RailMap rails = routing::map_rails(r.fabric, in_force.policy.rails);
@@ -172,10 +191,11 @@ void FastPath::apply(std::vector<Command> commands) {
     // 1. Read.
     auto t = Clock::now();
     int attempt = 0;
-    std::variant<SubnetReading, ReadFailure> read = read_settled(osm_, pass_, attempt);
+    std::variant<SubnetReading, ReadFailure> read = read_settled(osm_, pass_, attempt, &spare_tables_);
     ev.read_ms = ms_since(t);
     if (const auto* failure = std::get_if<ReadFailure>(&read)) return fall_back(commands, failure->why, std::move(ev));
     SubnetReading& r = std::get<SubnetReading>(read);
+    const KeepTables keep(spare_tables_, r);
     apply_known_down(r);
 
     std::string route_how;
@@ -256,10 +276,11 @@ void FastPath::handle_traps(std::vector<uint16_t> lids) {
   try {
     auto t = Clock::now();
     int attempt = 0;
-    std::variant<SubnetReading, ReadFailure> read = read_settled(osm_, pass_, attempt);
+    std::variant<SubnetReading, ReadFailure> read = read_settled(osm_, pass_, attempt, &spare_tables_);
     ev.read_ms = ms_since(t);
     if (const auto* failure = std::get_if<ReadFailure>(&read)) return give_up(failure->why);
     SubnetReading& r = std::get<SubnetReading>(read);
+    const KeepTables keep(spare_tables_, r);
     apply_known_down(r);
 
     // Which ports changed: the switch's linked ports, asked by directed route.

@@ -123,6 +123,10 @@ class FastPath {
   LftPush push_;
   // What the fast path routed last, for the next incremental reroute.
   std::unique_ptr<RoutingPass::Routed> routed_;
+  // The tables of the last subnet reading, once it is done with: the next
+  // reading fills them again (read_subnet's `reuse`), so that it does not
+  // map and fault in fresh pages (~20 MB at 16k CAs) under OpenSM's lock.
+  routing::ForwardingTables spare_tables_;
 
   std::mutex mu_;
   std::condition_variable cv_;

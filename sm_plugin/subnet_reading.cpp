@@ -74,11 +74,12 @@ std::unordered_map<uint64_t, std::vector<uint8_t>> detours(const SubnetReading& 
 }
 
 // read_subnet, retried while OpenSM is still sending its own blocks.
-std::variant<SubnetReading, ReadFailure> read_settled(osm_opensm_t* osm, const RoutingPass& pass, int& attempt) {
+std::variant<SubnetReading, ReadFailure> read_settled(osm_opensm_t* osm, const RoutingPass& pass, int& attempt,
+                                                      routing::ForwardingTables* reuse) {
   std::variant<SubnetReading, ReadFailure> read = ReadFailure{};
   for (attempt = 0;; ++attempt) {
     if (osm_exit_flag) return ReadFailure{"OpenSM is exiting"};
-    read = read_subnet(osm, pass);
+    read = read_subnet(osm, pass, reuse);
     const auto* failure = std::get_if<ReadFailure>(&read);
     if (failure == nullptr || !failure->retry || attempt + 1 == kSettleTries) break;
     std::this_thread::sleep_for(kSettleWait);
@@ -88,7 +89,8 @@ std::variant<SubnetReading, ReadFailure> read_settled(osm_opensm_t* osm, const R
 
 // Under OpenSM's read lock. OpenSM's routing pass (which writes new_lft and
 // the pass count) runs under its exclusive lock.
-std::variant<SubnetReading, ReadFailure> read_subnet(osm_opensm_t* osm, const RoutingPass& pass) {
+std::variant<SubnetReading, ReadFailure> read_subnet(osm_opensm_t* osm, const RoutingPass& pass,
+                                                     routing::ForwardingTables* reuse) {
   struct Unlock {
     osm_opensm_t* osm;
     ~Unlock() { cl_plock_release(&osm->lock); }
@@ -109,7 +111,8 @@ std::variant<SubnetReading, ReadFailure> read_subnet(osm_opensm_t* osm, const Ro
   if (snap->fabric.switches().empty() || !snap->fabric.has_lids()) return ReadFailure{"no switches or no LIDs"};
   const uint32_t num_lids = uint32_t{snap->fabric.max_lid().value} + 1;
   const uint32_t num_switches = static_cast<uint32_t>(snap->switches.size());
-  r.before = routing::ForwardingTables(num_switches, num_lids);
+  if (reuse != nullptr) r.before = std::move(*reuse);  // its storage, if any: no fresh pages under the lock
+  r.before.reset(num_switches, num_lids);
   r.guids.resize(num_switches);
   r.routes.resize(num_switches);
   if (const osm_port_t* sm = osm_get_port_by_guid(&osm->subn, osm->subn.sm_port_guid);

@@ -34,12 +34,15 @@ struct ReadFailure {
 
 // Under OpenSM's read lock: the subnet, OpenSM's tables (new_lft) and its
 // directed routes; a failure with `retry` while OpenSM is still sending its
-// own blocks.
-std::variant<SubnetReading, ReadFailure> read_subnet(osm_opensm_t* osm, const RoutingPass& pass);
+// own blocks. `reuse` (optional): tables of an earlier reading, whose
+// storage `before` takes over (ForwardingTables::reset) instead of a new one.
+std::variant<SubnetReading, ReadFailure> read_subnet(osm_opensm_t* osm, const RoutingPass& pass,
+                                                     routing::ForwardingTables* reuse = nullptr);
 
 // read_subnet, retried while OpenSM is still sending its own blocks;
 // `attempt` says how many tries it took.
-std::variant<SubnetReading, ReadFailure> read_settled(osm_opensm_t* osm, const RoutingPass& pass, int& attempt);
+std::variant<SubnetReading, ReadFailure> read_settled(osm_opensm_t* osm, const RoutingPass& pass, int& attempt,
+                                                      routing::ForwardingTables* reuse = nullptr);
 
 // For the switches whose directed route from the SM crosses a link that is
 // down in `now` (a trap's links, before OpenSM's sweep re-routes its SMPs):
