@@ -9,11 +9,43 @@
 
 namespace railyard::routing::unicast {
 
+namespace {
+
+// Takes `from`'s storage, empty: every value is set again where it is used.
+template <typename T>
+void take_storage(std::vector<T>& to, std::vector<T>& from) {
+  to = std::move(from);
+  to.clear();
+  from.clear();
+}
+
+}  // namespace
+
 Engine::Engine(const Fabric& fabric, const RoutingOptions& options, const SwitchGraph& graph, const Ranking& ranking,
-               const SubstituteSpines& substitutes, ForwardingTables& tables, RoutingReport& report)
+               const SubstituteSpines& substitutes, ForwardingTables& tables, RoutingReport& report,
+               EngineBuffers* recycled)
     : fabric_(fabric), g_(graph), rk_(ranking), substitutes_(substitutes), tables_(tables), report_(report) {
   const uint32_t n = g_.num_switches();
   const uint32_t m = g_.num_entries();
+  if (recycled != nullptr) {
+    EngineBuffers& b = *recycled;
+    take_storage(ent_, b.ent);
+    take_storage(up_rec_, b.up_rec);
+    take_storage(down_rec_, b.down_rec);
+    take_storage(cnt_, b.cnt);
+    take_storage(cnt2_, b.cnt2);
+    take_storage(sec_, b.sec);
+    take_storage(up_entries_, b.up_entries);
+    take_storage(down_entries_, b.down_entries);
+    take_storage(up_slot_entry_, b.up_slot_entry);
+    take_storage(port_entry_, b.port_entry);
+    take_storage(load_, b.load);
+    take_storage(old_load_, b.old_load);
+    take_storage(old_columns_, b.old_columns);
+    // Chunks hold kChunk columns of one switch count.
+    if (b.chunk_bytes == kChunk * n) chunks_ = std::move(b.chunks);
+    b.chunks.clear();
+  }
   // One record per entry, so the hot loops touch one array, not five.
   ent_.resize(m);
   for (uint32_t s = 0; s < n; ++s) {
@@ -67,6 +99,28 @@ Engine::Engine(const Fabric& fabric, const RoutingOptions& options, const Switch
   }
   order_ = rk_.order;
   setup_flows(options);
+}
+
+void Engine::give_back(EngineBuffers& out) {
+  out.ent = std::move(ent_);
+  out.up_rec = std::move(up_rec_);
+  out.down_rec = std::move(down_rec_);
+  out.cnt = std::move(cnt_);
+  out.cnt2 = std::move(cnt2_);
+  out.sec = std::move(sec_);
+  out.up_entries = std::move(up_entries_);
+  out.down_entries = std::move(down_entries_);
+  out.up_slot_entry = std::move(up_slot_entry_);
+  out.port_entry = std::move(port_entry_);
+  out.load = std::move(load_);
+  out.old_load = std::move(old_load_);
+  out.old_columns = std::move(old_columns_);
+  // Enough chunks for a reroute's columns; a full route's batch (every
+  // column) is not worth keeping whole.
+  constexpr size_t kKeepChunks = 64;
+  if (chunks_.size() > kKeepChunks) chunks_.resize(kKeepChunks);
+  out.chunks = std::move(chunks_);
+  out.chunk_bytes = kChunk * g_.num_switches();
 }
 
 void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {

@@ -52,17 +52,6 @@ enum class Mode : uint8_t {
 inline bool is_down(Mode m) { return m == Mode::kDown || m == Mode::kDownDrain; }
 inline bool is_tier1(Mode m) { return m == Mode::kDown || m == Mode::kUp; }
 
-// Per entry (SwitchGraph entry index): the graph's fields plus direction
-// and drain, and the port at the far end.
-struct Entry {
-  uint32_t remote = 0;
-  uint32_t rev = 0;
-  uint8_t port = 0;
-  uint8_t rport = 0;    // port(rev): the far switch's port back
-  uint8_t up = 0;       // 1 = toward a higher switch
-  uint8_t drained = 0;
-};
-
 // Per switch, toward the current target.
 struct SwitchState {
   uint16_t val = kInf;  // up*/down* distance to the target
@@ -85,8 +74,13 @@ struct PathCost {
 
 class Engine {
  public:
+  // `recycled`: the arrays of an engine of an earlier route (its storage
+  // only, every value is set again), so that their pages are not mapped and
+  // faulted in afresh; give_back() returns them at the end of a route.
   Engine(const Fabric& fabric, const RoutingOptions& options, const SwitchGraph& graph, const Ranking& ranking,
-         const SubstituteSpines& substitutes, ForwardingTables& tables, RoutingReport& report);
+         const SubstituteSpines& substitutes, ForwardingTables& tables, RoutingReport& report,
+         EngineBuffers* recycled = nullptr);
+  void give_back(EngineBuffers& out);
 
   // Routes the leaves of one lane (a contiguous share of the leaf order) and
   // every lanes-th switch LID. Lanes share nothing but the table, where they

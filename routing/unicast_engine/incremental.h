@@ -6,11 +6,41 @@
 #include <cstdint>
 #include <vector>
 
+#include <memory>
+
 #include "routing/lft.h"
 #include "routing/ranking.h"
 #include "routing/types.h"
 
 namespace railyard::routing {
+
+namespace unicast {
+
+// Per entry (SwitchGraph entry index): the graph's fields plus direction
+// and drain, and the port at the far end.
+struct Entry {
+  uint32_t remote = 0;
+  uint32_t rev = 0;
+  uint8_t port = 0;
+  uint8_t rport = 0;    // port(rev): the far switch's port back
+  uint8_t up = 0;       // 1 = toward a higher switch
+  uint8_t drained = 0;
+};
+
+// The largest arrays of one lane's Engine, kept from one route to the next
+// (RouteMemo::lanes): storage only, the Engine sets every value again. A
+// route at 16k CAs would otherwise map ~10 MB per lane afresh, and on a VM
+// each page fault costs ~10 us (docs/routing.md, Incremental reroute).
+struct EngineBuffers {
+  std::vector<Entry> ent, up_rec, down_rec;
+  std::vector<uint32_t> cnt, cnt2, sec, up_entries, down_entries, up_slot_entry, port_entry;
+  std::vector<uint64_t> load, old_load;
+  std::vector<uint8_t> old_columns;
+  std::vector<std::unique_ptr<uint8_t[]>> chunks;  // column batch chunks
+  size_t chunk_bytes = 0;                           // of each chunk
+};
+
+}  // namespace unicast
 
 // One entry of the tables moved after phase B (hot_links.cpp), with the
 // port it had before.
@@ -48,6 +78,8 @@ struct RouteMemo {
   // route undoes them first, so that it starts from the tables phases A and
   // B left, and makes them again at the end as a full route would.
   std::vector<TableMove> moves;
+  // The lanes' arrays, for the next route that updates this memo in place.
+  std::vector<unicast::EngineBuffers> lanes;
 };
 
 namespace unicast {

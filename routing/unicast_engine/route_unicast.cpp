@@ -131,7 +131,10 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
   }
   bool slots_moved = false;
   in_lanes([&](uint32_t lane) {
-    engines[lane] = std::make_unique<Engine>(fabric, options, graph, ranking, substitutes, out.tables, reports[lane]);
+    // A memo updated in place lends its lanes' arrays to the engines.
+    EngineBuffers* recycled = memo_in_place && lane < memo->lanes.size() ? &memo->lanes[lane] : nullptr;
+    engines[lane] =
+        std::make_unique<Engine>(fabric, options, graph, ranking, substitutes, out.tables, reports[lane], recycled);
     if (prior != nullptr && !engines[lane]->same_slots(*prior->memo)) {
       slots_moved = true;
       return;
@@ -186,6 +189,10 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
                                          : unicast::SwitchTurns{};
   for (uint32_t t : turns.turn_switches) out.report.turn_switches.push_back(graph.node(t));
   out.report.switch_entries_turned = turns.entries;
+  if (memo != nullptr) {  // for the next route that updates this memo in place
+    memo->lanes.resize(kLanes);
+    for (uint32_t lane = 0; lane < kLanes; ++lane) engines[lane]->give_back(memo->lanes[lane]);
+  }
   auto by_lid = [](const DestinationIssue& a, const DestinationIssue& b) { return a.lid < b.lid; };
   std::sort(out.report.unreachable.begin(), out.report.unreachable.end(), by_lid);
   std::sort(out.report.through_drained.begin(), out.report.through_drained.end(), by_lid);
