@@ -42,6 +42,10 @@ Engine::Engine(const Fabric& fabric, const RoutingOptions& options, const Switch
     take_storage(load_, b.load);
     take_storage(old_load_, b.old_load);
     take_storage(old_columns_, b.old_columns);
+    take_storage(extras_, b.extras);
+    take_storage(slot_cables_, b.slot_cables);
+    modes_ = std::move(b.modes);  // reused from the front (defer)
+    b.modes.clear();
     // Chunks hold kChunk columns of one switch count.
     if (b.chunk_bytes == kChunk * n) chunks_ = std::move(b.chunks);
     b.chunks.clear();
@@ -115,6 +119,16 @@ void Engine::give_back(EngineBuffers& out) {
   out.load = std::move(load_);
   out.old_load = std::move(old_load_);
   out.old_columns = std::move(old_columns_);
+  out.extras = std::move(extras_);
+  out.slot_cables = std::move(slot_cables_);
+  out.modes = std::move(modes_);
+  // A full route never subtracts old flows; the reroute that follows it
+  // does, at once: their arrays are mapped now, off its path.
+  const size_t n = g_.num_switches();
+  if (out.old_load.capacity() < n * 256) out.old_load.assign(n * 256, 0);
+  out.old_load.clear();
+  if (out.old_columns.capacity() < kGatherColumns * n) out.old_columns.assign(kGatherColumns * n, 0);
+  out.old_columns.clear();
   // Enough chunks for a reroute's columns; a full route's batch (every
   // column) is not worth keeping whole.
   constexpr size_t kKeepChunks = 64;
@@ -329,7 +343,8 @@ void Engine::compute_slots() {
   }
   auto dead = [&](uint32_t s) { return g_.begin(s) == g_.end(s) && g_.num_cas(s) == 0; };
   // (switch, port, up) of every switch-switch cable, any state.
-  std::vector<std::tuple<uint32_t, uint8_t, bool>> cables;
+  std::vector<std::tuple<uint32_t, uint8_t, bool>>& cables = slot_cables_;
+  cables.clear();
   for (uint32_t s = 0; s < n; ++s) {
     if (dead(s)) continue;
     const Node& node = fabric_.node(g_.node(s));

@@ -37,28 +37,6 @@
 
 namespace railyard::routing::unicast {
 
-inline constexpr uint16_t kInf = 0xFFFF;
-inline constexpr uint32_t kNone = SwitchGraph::kNone;
-
-// How a switch forwards toward the current target switch.
-enum class Mode : uint8_t {
-  kUnreachable,
-  kDown,       // tier 1: can reach the target going only down, without drained links
-  kUp,         // tier 1: climbs first, without drained links
-  kDownDrain,  // tier 2: only through drained links, going down
-  kUpDrain,    // tier 2: only through drained links, climbing first
-};
-
-inline bool is_down(Mode m) { return m == Mode::kDown || m == Mode::kDownDrain; }
-inline bool is_tier1(Mode m) { return m == Mode::kDown || m == Mode::kUp; }
-
-// Per switch, toward the current target.
-struct SwitchState {
-  uint16_t val = kInf;  // up*/down* distance to the target
-  Mode mode = Mode::kUnreachable;
-  uint8_t clean_only = 0;  // tier 2: skip drained candidates
-};
-
 // The all-to-all load a path would reach: its busiest link first, then the
 // sum over its links (which tells apart paths that share their busiest link).
 struct PathCost {
@@ -246,6 +224,7 @@ class Engine {
   std::vector<uint32_t> cnt2_;  // per entry: backup down routes
   std::vector<uint32_t> sec_;   // per entry: secondary-chain destinations
   std::vector<uint32_t> base_up_, base_down_, slots_up_;  // per rank
+  std::vector<std::tuple<uint32_t, uint8_t, bool>> slot_cables_;  // compute_slots' scratch
   std::vector<uint32_t> down_begin_, down_entries_;       // per switch, CSR
   std::vector<uint32_t> up_begin_, up_entries_;
   std::vector<Entry> down_rec_, up_rec_;  // ent_ of down_entries_ / up_entries_, in their order
@@ -326,8 +305,9 @@ class Engine {
     const SwitchState* modes = nullptr;  // toward t, in modes_ of that lane
   };
   void defer(Deferred d);
-  std::deque<std::vector<SwitchState>> modes_;  // per target with deferred destinations
-  uint32_t modes_stamp_ = 0;                    // target_stamp_ of modes_.back()
+  std::deque<std::vector<SwitchState>> modes_;  // per target with deferred destinations (recycled beyond modes_used_)
+  size_t modes_used_ = 0;
+  uint32_t modes_stamp_ = 0;                    // target_stamp_ of modes_[modes_used_ - 1]
   const SwitchState* modes_of_ = nullptr;       // phase B: the modes st_ holds
   std::vector<Deferred> deferred_;
   void route_deferred_of(const Deferred& d, uint32_t first, uint32_t last, bool neighbours_only);
@@ -361,6 +341,7 @@ class Engine {
   std::vector<uint64_t> old_load_;     // per switch x 256 ports: phase A loads of the re-walked columns before
   std::vector<std::pair<Lid, uint32_t>> old_columns_to_subtract_;  // the re-walked CA columns and their targets
   std::vector<uint8_t> old_columns_;     // subtract_old_columns' gathered columns
+  static constexpr size_t kGatherColumns = 2048;  // of them at once
   std::vector<uint32_t> by_distance_;    // switches, farthest from the target first (sort_by_distance)
   std::vector<uint32_t> distance_count_;  // and their counting sort
   const uint32_t* old_distance_ = nullptr;  // the memo's modes toward that target
@@ -381,9 +362,10 @@ class Engine {
 // The route itself (route_unicast.cpp): route_unicast without `prior` and
 // `memo`; an incremental one (reroute.cpp) with them. With `prior`, falls
 // back to a full route when the change is beyond what it can take (stats
-// says why).
-Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& options, const Prior* prior,
-                                  RouteMemo* memo, RerouteStats* stats);
+// says why). Takes the prior's cable map (moved, not copied). `graph`: the
+// fabric's switch graph if the caller has it, else built here.
+Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& options, Prior* prior,
+                                  RouteMemo* memo, RerouteStats* stats, const SwitchGraph* graph = nullptr);
 
 // What route_switch_turns did: the turn switches, one per component of the
 // switch graph that needed one and had a qualifying switch (none when every

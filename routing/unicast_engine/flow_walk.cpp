@@ -316,11 +316,12 @@ void Engine::route_destination_flows(uint32_t t, uint32_t slot) {
 // modes toward its leaf (one per target and lane), so that phase B need not
 // work them out again.
 void Engine::defer(Deferred d) {
-  if (modes_stamp_ != target_stamp_) {
+  if (modes_stamp_ != target_stamp_ || modes_used_ == 0) {
     modes_stamp_ = target_stamp_;
-    modes_.emplace_back(st_.begin(), st_.end());
+    if (modes_used_ == modes_.size()) modes_.emplace_back();  // else one of an earlier route's, refilled
+    modes_[modes_used_++].assign(st_.begin(), st_.end());
   }
-  d.modes = modes_.back().data();
+  d.modes = modes_[modes_used_ - 1].data();
   deferred_.push_back(d);
 }
 

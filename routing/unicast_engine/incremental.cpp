@@ -268,7 +268,7 @@ void Engine::subtract_old_columns() {
   old_load_.assign(static_cast<size_t>(n) * 256, 0);
   carried_.assign(n, 0);
   // In chunks, so that the gathered columns stay a few MB.
-  constexpr size_t kGather = 2048;
+  constexpr size_t kGather = kGatherColumns;
   std::vector<uint32_t> by_lid;  // indices into `all`, by LID
   for (size_t first = 0; first < all.size(); first += kGather) {
     const size_t k = std::min(kGather, all.size() - first);

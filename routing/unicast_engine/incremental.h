@@ -1,20 +1,45 @@
 // Internal to the unicast engine: what a route keeps for an incremental one
-// (RouteMemo, routing/reroute.h) and what an incremental route is given
-// (Prior). incremental.cpp says how they are used.
+// (RouteMemo, routing/reroute.h), what an incremental route is given
+// (Prior), and the engine's per-switch and per-entry types the memo holds.
+// incremental.cpp says how they are used.
 #pragma once
 
 #include <cstdint>
-#include <vector>
-
+#include <deque>
 #include <memory>
+#include <tuple>
+#include <vector>
 
 #include "routing/lft.h"
 #include "routing/ranking.h"
+#include "routing/switch_graph.h"
 #include "routing/types.h"
 
 namespace railyard::routing {
 
 namespace unicast {
+
+inline constexpr uint16_t kInf = 0xFFFF;
+inline constexpr uint32_t kNone = SwitchGraph::kNone;
+
+// How a switch forwards toward the current target switch.
+enum class Mode : uint8_t {
+  kUnreachable,
+  kDown,       // tier 1: can reach the target going only down, without drained links
+  kUp,         // tier 1: climbs first, without drained links
+  kDownDrain,  // tier 2: only through drained links, going down
+  kUpDrain,    // tier 2: only through drained links, climbing first
+};
+
+inline bool is_down(Mode m) { return m == Mode::kDown || m == Mode::kDownDrain; }
+inline bool is_tier1(Mode m) { return m == Mode::kDown || m == Mode::kUp; }
+
+// Per switch, toward the current target.
+struct SwitchState {
+  uint16_t val = kInf;  // up*/down* distance to the target
+  Mode mode = Mode::kUnreachable;
+  uint8_t clean_only = 0;  // tier 2: skip drained candidates
+};
 
 // Per entry (SwitchGraph entry index): the graph's fields plus direction
 // and drain, and the port at the far end.
@@ -36,6 +61,9 @@ struct EngineBuffers {
   std::vector<uint32_t> cnt, cnt2, sec, up_entries, down_entries, up_slot_entry, port_entry;
   std::vector<uint64_t> load, old_load;
   std::vector<uint8_t> old_columns;
+  std::vector<uint64_t> extras;
+  std::vector<std::tuple<uint32_t, uint8_t, bool>> slot_cables;
+  std::deque<std::vector<SwitchState>> modes;     // phase B's snapshots of the modes, per target
   std::vector<std::unique_ptr<uint8_t[]>> chunks;  // column batch chunks
   size_t chunk_bytes = 0;                           // of each chunk
 };
@@ -79,7 +107,7 @@ struct RouteMemo {
   // B left, and makes them again at the end as a full route would.
   std::vector<TableMove> moves;
   // The lanes' arrays, for the next route that updates this memo in place.
-  std::vector<unicast::EngineBuffers> lanes;
+  std::deque<unicast::EngineBuffers> lanes;  // a deque: EngineBuffers need not move
 };
 
 namespace unicast {

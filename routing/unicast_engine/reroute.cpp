@@ -17,10 +17,12 @@ using unicast::ChangedLink;
 using unicast::Prior;
 
 // `reuse`: the memo to write (the prior's, in place), else a new one.
-Result<TrackedRouting> tracked(const Fabric& fabric, const RoutingOptions& options, const Prior* prior,
-                               RerouteStats stats, std::shared_ptr<RouteMemo> reuse = nullptr) {
+// `graph`: the fabric's, if the caller built it.
+Result<TrackedRouting> tracked(const Fabric& fabric, const RoutingOptions& options, Prior* prior,
+                               RerouteStats stats, std::shared_ptr<RouteMemo> reuse = nullptr,
+                               const SwitchGraph* graph = nullptr) {
   auto memo = reuse != nullptr ? std::move(reuse) : std::make_shared<RouteMemo>();
-  auto routed = unicast::route_lanes(fabric, options, prior, memo.get(), &stats);
+  auto routed = unicast::route_lanes(fabric, options, prior, memo.get(), &stats, graph);
   if (!routed.ok()) return routed.error();
   TrackedRouting out;
   out.result = std::move(routed).value();
@@ -131,7 +133,7 @@ Result<TrackedRouting> reroute_unicast(const Fabric& before, const RoutingOption
   std::shared_ptr<RouteMemo> in_place;
   if (routed.memo.use_count() == 1) in_place = std::const_pointer_cast<RouteMemo>(routed.memo);
   stats.memo_in_place = in_place != nullptr;
-  return tracked(after, after_options, &prior, std::move(stats), std::move(in_place));
+  return tracked(after, after_options, &prior, std::move(stats), std::move(in_place), &graph);
 }
 
 }  // namespace railyard::routing

@@ -3,6 +3,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -20,8 +21,8 @@ Result<RoutingResult> route_unicast(const Fabric& fabric, const RoutingOptions& 
 
 namespace unicast {
 
-Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& options, const Prior* prior,
-                                  RouteMemo* memo, RerouteStats* stats) {
+Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& options, Prior* prior,
+                                  RouteMemo* memo, RerouteStats* stats, const SwitchGraph* given_graph) {
   auto in_full = [&](std::string why) {
     stats->incremental = false;
     stats->full_reason = std::move(why);
@@ -32,7 +33,8 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
     return Error{"drained mask has " + std::to_string(options.drained.size()) + " entries for " +
                  std::to_string(fabric.num_links()) + " links"};
   }
-  SwitchGraph graph(fabric);
+  std::optional<SwitchGraph> own_graph;
+  const SwitchGraph& graph = given_graph != nullptr ? *given_graph : own_graph.emplace(fabric);
   if (!options.leaf_order_key.empty() && options.leaf_order_key.size() != graph.num_switches()) {
     return Error{"leaf order has " + std::to_string(options.leaf_order_key.size()) + " keys for " +
                  std::to_string(graph.num_switches()) + " switches"};
@@ -119,7 +121,10 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
   // The prior's changed links, lower switch first.
   Prior ordered;
   if (prior != nullptr) {
-    ordered = *prior;
+    ordered.memo = prior->memo;
+    ordered.changed = prior->changed;
+    ordered.had_drains = prior->had_drains;
+    ordered.cable = std::move(prior->cable);  // 1 MB at 16k CAs: not copied
     ordered.tables = &out.tables;
     for (ChangedLink& c : ordered.changed) {
       if (ranking.rank[c.lower] > ranking.rank[c.upper]) {
