@@ -32,8 +32,9 @@
 namespace railyard::routing {
 
 // What a route keeps for the next incremental one (opaque; a few bytes per
-// switch and leaf, 8 per switch port, and phase A's columns of the
-// destinations phase B finished).
+// switch and leaf, 8 per switch port, phase A's columns of the destinations
+// phase B finished, and the storage of the engines' largest arrays, ~20 MB
+// at 16k CAs, so that the next route does not map it afresh).
 struct RouteMemo;
 
 struct RerouteStats {
