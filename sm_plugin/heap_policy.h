@@ -7,8 +7,9 @@
 // above a threshold that starts at 128 KiB) and give a heap's free top back
 // to the kernel (trim), so every reroute faults its pages in again. On a
 // virtual machine a page fault costs ~10 us: at 16,384 CAs the fast path's
-// one-link reroute took 70-110 ms cold against 31 ms on warm pages
-// (docs/fast_path.md, "Reroute on warm pages").
+// one-link reroute inside OpenSM took 235-365 ms with glibc's defaults and
+// 126-154 ms with `keep` (docs/fast_path.md, "Page faults, not the route",
+// has the other changes that took it to ~50 ms).
 //
 // keep: large blocks come from the heap (M_MMAP_THRESHOLD 256 MiB: only
 // blocks larger than that are mapped on their own) and free memory stays in
