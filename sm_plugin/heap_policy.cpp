@@ -16,10 +16,12 @@ HeapPolicyResult keep_freed_memory() {
   // Both or neither: setting either one turns glibc's sliding mmap threshold
   // off, which alone makes every large block a fresh mapping.
   if (mallopt(M_MMAP_THRESHOLD, kMmapThreshold) != 1) {
-    return {false, "glibc refused M_MMAP_THRESHOLD " + std::to_string(kMmapThreshold)};
+    return {false, "heap: keep not applied: the allocator refused M_MMAP_THRESHOLD " +
+                       std::to_string(kMmapThreshold) + " (a sanitizer's allocator, or not glibc's)"};
   }
   if (mallopt(M_TRIM_THRESHOLD, kTrimThreshold) != 1) {
-    return {false, "glibc refused M_TRIM_THRESHOLD " + std::to_string(kTrimThreshold)};
+    return {false, "heap: keep not applied: the allocator refused M_TRIM_THRESHOLD " +
+                       std::to_string(kTrimThreshold)};
   }
   return {true, "heap: keep (freed memory stays mapped for the next pass: blocks up to 256 MiB from the heap, "
                 "trim above 1 GiB free)"};

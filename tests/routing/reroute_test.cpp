@@ -94,7 +94,8 @@ State step(const State& from, Fabric f, std::vector<uint8_t> drained, const std:
   State to{std::move(f), std::move(drained), {}, {}};
   to.options = options_for(to.fabric, to.drained);
   const bool gave = given != nullptr;
-  auto inc = reroute_unicast(from.fabric, from.options, gave ? std::move(*given) : from.routed, to.fabric, to.options);
+  TrackedRouting routed = gave ? std::move(*given) : TrackedRouting(from.routed);  // moved, or a copy
+  auto inc = reroute_unicast(from.fabric, from.options, std::move(routed), to.fabric, to.options);
   EXPECT_TRUE(inc.ok()) << what;
   if (inc.ok() && inc->stats.incremental) {
     EXPECT_EQ(inc->stats.memo_in_place, gave) << what << (gave ? ": a memo given up was copied"
