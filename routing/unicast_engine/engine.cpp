@@ -9,18 +9,6 @@
 
 namespace railyard::routing::unicast {
 
-namespace {
-
-// Takes `from`'s storage, empty: every value is set again where it is used.
-template <typename T>
-void take_storage(std::vector<T>& to, std::vector<T>& from) {
-  to = std::move(from);
-  to.clear();
-  from.clear();
-}
-
-}  // namespace
-
 Engine::Engine(const Fabric& fabric, const RoutingOptions& options, const SwitchGraph& graph, const Ranking& ranking,
                const SubstituteSpines& substitutes, ForwardingTables& tables, RoutingReport& report,
                EngineBuffers* recycled)
@@ -28,27 +16,14 @@ Engine::Engine(const Fabric& fabric, const RoutingOptions& options, const Switch
   const uint32_t n = g_.num_switches();
   const uint32_t m = g_.num_entries();
   if (recycled != nullptr) {
-    EngineBuffers& b = *recycled;
-    take_storage(ent_, b.ent);
-    take_storage(up_rec_, b.up_rec);
-    take_storage(down_rec_, b.down_rec);
-    take_storage(cnt_, b.cnt);
-    take_storage(cnt2_, b.cnt2);
-    take_storage(sec_, b.sec);
-    take_storage(up_entries_, b.up_entries);
-    take_storage(down_entries_, b.down_entries);
-    take_storage(up_slot_entry_, b.up_slot_entry);
-    take_storage(port_entry_, b.port_entry);
-    take_storage(load_, b.load);
-    take_storage(old_load_, b.old_load);
-    take_storage(old_columns_, b.old_columns);
-    take_storage(extras_, b.extras);
-    take_storage(slot_cables_, b.slot_cables);
-    modes_ = std::move(b.modes);  // reused from the front (defer)
-    b.modes.clear();
     // Chunks hold kChunk columns of one switch count.
-    if (b.chunk_bytes == kChunk * n) chunks_ = std::move(b.chunks);
-    b.chunks.clear();
+    if (recycled->chunk_bytes != kChunk * n) recycled->chunks.clear();
+    swap_buffers(*recycled);
+    // Storage only: every array is set again below and where it is used;
+    // phase B's mode snapshots are refilled from the front (defer).
+    ent_.clear(); up_rec_.clear(); down_rec_.clear(); cnt_.clear(); cnt2_.clear(); sec_.clear();
+    up_entries_.clear(); down_entries_.clear(); up_slot_entry_.clear(); port_entry_.clear();
+    load_.clear(); old_load_.clear(); old_columns_.clear(); extras_.clear(); slot_cables_.clear();
   }
   // One record per entry, so the hot loops touch one array, not five.
   ent_.resize(m);
@@ -105,36 +80,29 @@ Engine::Engine(const Fabric& fabric, const RoutingOptions& options, const Switch
   setup_flows(options);
 }
 
+// The arrays the memo keeps (EngineBuffers), exchanged with the engine's.
+void Engine::swap_buffers(EngineBuffers& b) {
+  ent_.swap(b.ent); up_rec_.swap(b.up_rec); down_rec_.swap(b.down_rec);
+  cnt_.swap(b.cnt); cnt2_.swap(b.cnt2); sec_.swap(b.sec);
+  up_entries_.swap(b.up_entries); down_entries_.swap(b.down_entries);
+  up_slot_entry_.swap(b.up_slot_entry); port_entry_.swap(b.port_entry);
+  load_.swap(b.load); old_load_.swap(b.old_load); old_columns_.swap(b.old_columns);
+  extras_.swap(b.extras); slot_cables_.swap(b.slot_cables);
+  modes_.swap(b.modes); chunks_.swap(b.chunks);
+}
+
 void Engine::give_back(EngineBuffers& out) {
-  out.ent = std::move(ent_);
-  out.up_rec = std::move(up_rec_);
-  out.down_rec = std::move(down_rec_);
-  out.cnt = std::move(cnt_);
-  out.cnt2 = std::move(cnt2_);
-  out.sec = std::move(sec_);
-  out.up_entries = std::move(up_entries_);
-  out.down_entries = std::move(down_entries_);
-  out.up_slot_entry = std::move(up_slot_entry_);
-  out.port_entry = std::move(port_entry_);
-  out.load = std::move(load_);
-  out.old_load = std::move(old_load_);
-  out.old_columns = std::move(old_columns_);
-  out.extras = std::move(extras_);
-  out.slot_cables = std::move(slot_cables_);
-  out.modes = std::move(modes_);
+  const size_t n = g_.num_switches();
   // A full route never subtracts old flows; the reroute that follows it
   // does, at once: their arrays are mapped now, off its path.
-  const size_t n = g_.num_switches();
-  if (out.old_load.capacity() < n * 256) out.old_load.assign(n * 256, 0);
-  out.old_load.clear();
-  if (out.old_columns.capacity() < kGatherColumns * n) out.old_columns.assign(kGatherColumns * n, 0);
-  out.old_columns.clear();
+  if (old_load_.capacity() < n * 256) old_load_.assign(n * 256, 0);
+  if (old_columns_.capacity() < kGatherColumns * n) old_columns_.assign(kGatherColumns * n, 0);
   // Enough chunks for a reroute's columns; a full route's batch (every
   // column) is not worth keeping whole.
   constexpr size_t kKeepChunks = 64;
   if (chunks_.size() > kKeepChunks) chunks_.resize(kKeepChunks);
-  out.chunks = std::move(chunks_);
-  out.chunk_bytes = kChunk * g_.num_switches();
+  swap_buffers(out);
+  out.chunk_bytes = kChunk * n;
 }
 
 void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {

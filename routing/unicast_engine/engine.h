@@ -331,6 +331,7 @@ class Engine {
   // Incremental reroute (incremental.cpp).
   const Prior* prior_ = nullptr;
   RouteMemo* memo_ = nullptr;
+  void swap_buffers(EngineBuffers& b);
   // memo_ is prior_->memo: a target's modes are written over the route
   // before's, and rows that changed are kept here first, for the old flows
   // (sort_by_distance): old_rows_[old_row_at_[t] * switches].
