@@ -99,6 +99,11 @@ struct RoutingReport {
   // (switch, CA LID) entries moved off the busiest links after the
   // balancing by flows (unicast_engine/hot_links.cpp).
   uint32_t hot_link_moves = 0;
+  // Phase B of the balancing by flows: the (switch, CA destination) choices
+  // left to it (nominal path broken), and the lanes it ran in: 0 (nothing
+  // left), 1, or 2 when the choices were many (unicast_engine/phase_b_lanes.cpp).
+  uint64_t phase_b_waiting = 0;
+  uint32_t phase_b_lanes = 0;
   std::vector<DestinationIssue> unreachable;    // per destination LID, CA destinations only
   std::vector<DestinationIssue> through_drained;
 };

@@ -6,6 +6,7 @@
 //   flow_walk.cpp          per CA destination: balancing by all-to-all flows,
 //                          setup, digits and phase A (the nominal paths)
 //   flow_choice.cpp        phase B: the displaced flows choose their paths
+//   phase_b_lanes.cpp      phase B split between two lanes when it is long
 //   chains.cpp             per destination: the primary and secondary chains
 //   destination_walk.cpp   per destination: chain cones, the other switches,
 //                          and the destination-major table batch
@@ -21,6 +22,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <tuple>
 #include <utility>
@@ -68,10 +70,23 @@ class Engine {
   // Writes the batched columns into the tables.
   void flush();
 
-  // Balancing by flows: phase A runs in every lane (run), phase B once, in
-  // one lane that absorbed the others (flow_walk.cpp).
+  // Balancing by flows: phase A runs in every lane (run), phase B in the
+  // lane that absorbed the others (flow_walk.cpp), or split again between
+  // two (split_phase_b).
   void absorb(Engine& other);
-  void route_deferred();
+  // `sync`: called after each round of a split phase B, in both lanes.
+  void route_deferred(const std::function<void()>& sync = {});
+  // Phase B in two lanes (phase_b_lanes.cpp): after absorb(), hands the
+  // destinations from a ring boundary near the middle of the work to
+  // `other` (false: too little work to split; this lane runs them all).
+  // Both then run route_deferred() at once, with a sync() that calls
+  // merge_round() between two barriers; end_split() once both are done.
+  // copy_leaf_columns() then completes the leaf LIDs' columns.
+  bool split_phase_b(Engine& other);
+  size_t phase_b_waiting() const { return broken_.size(); }
+  void merge_round(Engine& other, uint32_t lane, uint32_t lanes);
+  void end_split(Engine& other);
+  void copy_leaf_columns();
 
   // Incremental reroute (incremental.cpp). Before run(): `prior` makes run()
   // re-walk only the columns the change can touch; `memo` receives what the
@@ -272,6 +287,14 @@ class Engine {
   // of it so far (one per source CA port and destination LID).
   bool flows_ = false;
   std::vector<uint64_t> load_;           // per entry
+  // Per entry: how many phase B lanes' destinations it may carry flows to
+  // (1, or 2 once phase B is split); a lane counts its own displaced flows
+  // that many times, as if the other lane sent as many (phase_b_lanes.cpp).
+  std::vector<uint8_t> share_;
+  uint64_t with(uint32_t e, uint64_t f) const { return load_[e] + f * share_[e]; }
+  std::vector<uint64_t> split_load_;     // the loads at the start of the round (lane 0 keeps them)
+  std::vector<uint32_t> round_begin_;    // the lane's rounds: first destination of each, and the end
+  void set_rounds();
   std::vector<uint32_t> flow_;           // per switch: flows of this destination arrived, not yet sent on
   std::vector<uint8_t> valid_;           // per switch: its nominal path is whole (this destination)
   std::vector<uint32_t> down_stamp_, down_nom_;  // per switch: the chain's down entry (stamp_)

@@ -4,6 +4,7 @@
 // whose path stays within the leaf cut bound of all-to-all, in an order that
 // keeps rail-aligned shifts apart, else the least loaded path.
 #include <algorithm>
+#include <functional>
 
 #include "routing/unicast_engine/engine.h"
 
@@ -27,7 +28,7 @@ PathCost Engine::path_cost(uint32_t y, uint32_t add, uint32_t depth, uint64_t fi
     if (routed(y)) {
       const uint32_t e = down_pick(y);
       if (e == kNone) return c;
-      c.add(load_[e] + add);
+      c.add(with(e, add));
       y = remote(e);
       continue;
     }
@@ -40,9 +41,9 @@ PathCost Engine::path_cost(uint32_t y, uint32_t add, uint32_t depth, uint64_t fi
     bool any = false;
     for (uint32_t i = cf; i < cf + count; ++i) {
       const uint32_t e = cand_[i];
-      if (fit != kExact && load_[e] + extra > fit) continue;  // its first link is already above
+      if (fit != kExact && with(e, extra) > fit) continue;  // its first link is already above
       PathCost p = path_cost(remote(e), extra, depth - 1, fit);
-      p.add(load_[e] + extra);
+      p.add(with(e, extra));
       if (fit != kExact && p.max <= fit) return {std::max(c.max, p.max), c.sum + p.sum};
       if (!any || p < best) best = p;
       any = true;
@@ -66,7 +67,7 @@ const PathCost& Engine::down_chain(uint32_t y, uint32_t add) {
     const uint32_t e = down_pick(y);
     if (e != kNone) {
       c = down_chain(remote(e), add);
-      c.add(load_[e] + add);
+      c.add(with(e, add));
     }
   }
   chain_stamp_[y] = chain_epoch_;
@@ -112,12 +113,12 @@ uint32_t Engine::choose_up(uint32_t x, uint32_t f) {
   ++chain_epoch_;  // loads change only between choices
   auto cost = [&](uint32_t e) {
     PathCost p = f == 0 ? PathCost{} : path_cost(remote(e), f, 4, kExact);
-    p.add(load_[e] + f);
+    p.add(with(e, f));
     return p;
   };
   // Whether the path through e stays within the bound.
   auto fits = [&](uint32_t e) {
-    if (load_[e] + f > capacity_) return false;
+    if (with(e, f) > capacity_) return false;
     const PathCost p = f == 0 ? PathCost{} : path_cost(remote(e), f, 4, capacity_);
     return p.max <= capacity_;
   };
@@ -199,7 +200,7 @@ void Engine::route_flows_of(uint32_t x) {
   if (e == kNone) return;
   put(x, port(e));
   if (f == 0) return;
-  load_[e] += f;
+  load_[e] += f * share_[e];
   push_flows(remote(e), f);
 }
 
@@ -346,22 +347,33 @@ void Engine::route_deferred_of(const Deferred& d, uint32_t first, uint32_t last,
   }
 }
 
-void Engine::route_deferred() {
-  const uint32_t n = g_.num_switches();
+void Engine::route_deferred(const std::function<void()>& sync) {
   // First the extra flows of the destination leaf's ring neighbours, for
   // every destination: they need particular slots (slot_rank), which the
   // others, taken after, then leave alone. A neighbour goes first only if
   // every switch it may send to is routed (its flows go all the way).
+  // Split in two lanes, the destinations come in rounds (round_begin_),
+  // sync() between them (phase_b_lanes.cpp).
+  const size_t rounds = round_begin_.empty() ? 1 : round_begin_.size() - 1;
   for (int pass = 0; pass < 2; ++pass) {
-    for (size_t i = 0; i < deferred_.size(); ++i) {
-      const Deferred& d = deferred_[i];
-      const uint32_t first = d.first_broken;
-      const uint32_t last =
-          i + 1 < deferred_.size() ? deferred_[i + 1].first_broken : static_cast<uint32_t>(broken_.size());
-      if (first != last) route_deferred_of(d, first, last, pass == 0);
+    for (size_t r = 0; r < rounds; ++r) {
+      const size_t begin = round_begin_.empty() ? 0 : round_begin_[r];
+      const size_t end = round_begin_.empty() ? deferred_.size() : round_begin_[r + 1];
+      for (size_t i = begin; i < end; ++i) {
+        const Deferred& d = deferred_[i];
+        const uint32_t first = d.first_broken;
+        const uint32_t last =
+            i + 1 < deferred_.size() ? deferred_[i + 1].first_broken : static_cast<uint32_t>(broken_.size());
+        if (first != last) route_deferred_of(d, first, last, pass == 0);
+      }
+      if (sync) sync();
     }
   }
-  // Leaf LIDs copy a CA column: copy it again, now whole.
+}
+
+// Leaf LIDs copy a CA column: copy it again, now whole.
+void Engine::copy_leaf_columns() {
+  const uint32_t n = g_.num_switches();
   for (const auto& [dst, src] : leaf_copies_) {
     for (uint32_t s = 0; s < n; ++s) {
       if (dst[s] == ForwardingTables::kNoPath) dst[s] = src[s];

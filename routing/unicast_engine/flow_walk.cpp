@@ -29,6 +29,7 @@ void Engine::setup_flows(const RoutingOptions& options) {
   if (!flows_) return;
   const uint32_t n = g_.num_switches();
   load_.assign(ent_.size(), 0);
+  share_.assign(ent_.size(), 1);
   flow_.assign(n, 0);
   valid_.assign(n, 0);
   digit_.assign(slots_up_.size() + 1, 0);
@@ -263,7 +264,7 @@ void Engine::push_flows(uint32_t y, uint32_t add) {
       flow_[y] += add;
       return;
     }
-    load_[e] += add;
+    load_[e] += add * share_[e];
     y = remote(e);
   }
 }

@@ -218,6 +218,35 @@ TEST(Reroute, EqualsAFullRouteOnSeededChangesThreeLevels) {
               static_cast<unsigned long long>(count.recomputed), static_cast<unsigned long long>(count.columns));
 }
 
+// On a fabric degraded enough that phase B runs in two lanes
+// (unicast_engine/phase_b_lanes.cpp), a reroute rebuilds the same list of
+// waiting choices, so the same cut and rounds: the full route's tables.
+// Links down, a drain, a link back up, handed over and shared in turn.
+TEST(Reroute, EqualsAFullRouteWhenPhaseBRunsInTwoLanes) {
+  const Fabric base = test::generate(test::roft(256, 8, 3, 32));
+  Degrader d(base);
+  const Degraded cut = d.cut(10, Tier::kAny, 1);
+  State s = full(cut.fabric, cut.drained);
+  ASSERT_EQ(s.routed.result.report.phase_b_lanes, 2u) << s.routed.result.report.phase_b_waiting << " choices";
+  std::vector<LinkId> live = up_links(d, s.fabric, Tier::kSpineCore);
+  std::vector<LinkId> leaf = up_links(d, s.fabric, Tier::kLeafSpine);
+  ASSERT_GE(live.size(), 8u);
+  ASSERT_GE(leaf.size(), 8u);
+  RerouteStats stats;
+  s = step(s, with_state(s.fabric, {live[3]}, PortState::kDown), s.drained, cut.name + ", a spine-core link down", &stats,
+           &s.routed);
+  EXPECT_TRUE(stats.incremental) << stats.full_reason;
+  EXPECT_EQ(s.routed.result.report.phase_b_lanes, 2u);
+  s = step(s, s.fabric, with_drain(s.fabric, s.drained, leaf[5], true), cut.name + ", a leaf-spine link drained", &stats);
+  EXPECT_TRUE(stats.incremental) << stats.full_reason;
+  s = step(s, with_state(s.fabric, {leaf[1], live[7]}, PortState::kDown), s.drained, cut.name + ", two links down",
+           &stats, &s.routed);
+  EXPECT_TRUE(stats.incremental) << stats.full_reason;
+  s = step(s, with_state(s.fabric, {live[3]}, PortState::kActive), s.drained, cut.name + ", a link back up", &stats);
+  EXPECT_TRUE(stats.incremental) << stats.full_reason;
+  EXPECT_EQ(s.routed.result.report.phase_b_lanes, 2u);
+}
+
 // One link down, or drained, on a healthy tree re-walks a small share of the
 // columns (those whose nominal path crossed it, a few more at its ends) and
 // works out the modes again toward a small share of the leaves. A

@@ -6,8 +6,10 @@
 
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "routing/generator.h"
+#include "routing/lft.h"
 
 namespace railyard::routing::test {
 
@@ -48,6 +50,49 @@ inline Fabric with_first_switch_link_down(const Fabric& f) {
   Result<Fabric> built = b.build();
   EXPECT_TRUE(built.ok()) << (built.ok() ? "" : built.error().message);
   return built.ok() ? std::move(*built) : f;
+}
+
+// The same fabric with its nodes and links listed in reverse order (as
+// OpenSM's subnet and ibnetdiscover's file list them differently), links in
+// the same state.
+inline Fabric reversed(const Fabric& f) {
+  FabricBuilder b;
+  std::vector<NodeId> map(f.num_nodes());
+  for (uint32_t i = f.num_nodes(); i-- > 0;) {
+    const Node& nd = f.node(NodeId(i));
+    map[i] = b.add_node(nd.type, nd.num_ports, nd.guid, nd.system_guid, f.desc(NodeId(i)), f.name(NodeId(i)));
+    for (uint32_t p = 0; p <= nd.num_ports; ++p) {
+      const Port& port = f.port(PortId(nd.first_port.value() + p));
+      if (port.lid.valid() || port.guid.valid()) {
+        EXPECT_TRUE(b.set_port(map[i], port.num, port.guid, port.lid, port.lmc).ok());
+      }
+    }
+  }
+  for (uint32_t l = f.num_links(); l-- > 0;) {
+    const Link& link = f.link(LinkId(l));
+    const Port& a = f.port(link.a);
+    const Port& c = f.port(link.b);
+    EXPECT_TRUE(b.connect(map[a.node.value()], a.num, map[c.node.value()], c.num, link.width, link.speed, link.state).ok());
+  }
+  return std::move(b.build()).value();
+}
+
+// Where two fabrics' tables differ, switches matched by GUID (the fabrics
+// list the same nodes, in any order): entries compared and entries differing.
+inline std::pair<uint64_t, uint64_t> compare_by_guid(const Fabric& f, const ForwardingTables& a, const Fabric& g,
+                                                     const ForwardingTables& b) {
+  uint64_t compared = 0, differ = 0;
+  for (uint32_t i = 0; i < f.switches().size(); ++i) {
+    const Guid guid = f.node(f.switches()[i]).guid;
+    uint32_t j = 0;
+    while (j < g.switches().size() && g.node(g.switches()[j]).guid != guid) ++j;
+    if (j == g.switches().size()) return {compared, differ + 1};
+    for (uint32_t lid = 1; lid <= f.max_lid().value; ++lid) {
+      ++compared;
+      differ += a.get(i, Lid{uint16_t(lid)}) != b.get(j, Lid{uint16_t(lid)});
+    }
+  }
+  return {compared, differ};
 }
 
 }  // namespace railyard::routing::test
