@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <cstring>
 #include <exception>
+#include <future>
 #include <thread>
 #include <utility>
 #include <variant>
@@ -274,25 +275,39 @@ void FastPath::handle_traps(std::vector<uint16_t> lids) {
     }
   };
   try {
+    // Which ports changed: the trapping switches' linked ports, asked by
+    // directed route while the subnet is read (the probe waits on the
+    // switches, the reading on OpenSM's lock and memory).
+    std::vector<TrapTarget> targets;
+    for (uint16_t lid : lids) {
+      auto target = read_trap_target(osm_, lid);
+      if (!target) return give_up(target.error().message);
+      targets.push_back(std::move(target).value());
+    }
+    if (!prober_) prober_ = std::make_unique<PortProber>(probe_path_);
+    using Answers = Result<std::vector<ProbedPort>>;
+    std::future<std::vector<Answers>> probing = std::async(std::launch::async, [&] {
+      const auto t = Clock::now();
+      std::vector<Answers> out;
+      for (const TrapTarget& target : targets) out.push_back(prober_->probe(target.m_key, target.dr_path, target.ports));
+      ev.probe_ms = ms_since(t);
+      return out;
+    });
     auto t = Clock::now();
     int attempt = 0;
     std::variant<SubnetReading, ReadFailure> read = read_settled(osm_, pass_, attempt, &spare_tables_);
     ev.read_ms = ms_since(t);
+    const std::vector<Answers> answered = probing.get();  // before any return: the probe uses targets and ev
     if (const auto* failure = std::get_if<ReadFailure>(&read)) return give_up(failure->why);
     SubnetReading& r = std::get<SubnetReading>(read);
     const KeepTables keep(spare_tables_, r);
     apply_known_down(r);
 
-    // Which ports changed: the switch's linked ports, asked by directed route.
-    t = Clock::now();
-    if (!prober_) prober_ = std::make_unique<PortProber>(probe_path_);
     std::vector<LinkChange> changes;
-    for (uint16_t lid : lids) {
-      auto target = read_trap_target(osm_, lid);
-      if (!target) return give_up(target.error().message);
-      const NodeId sw = r.fabric.find_node_guid(Guid{target->node_guid});
-      if (!sw.valid()) return give_up("the switch of LID " + std::to_string(lid) + " is not in the subnet read");
-      auto answers = prober_->probe(target->m_key, target->dr_path, target->ports);
+    for (size_t i = 0; i < targets.size(); ++i) {
+      const NodeId sw = r.fabric.find_node_guid(Guid{targets[i].node_guid});
+      if (!sw.valid()) return give_up("the switch of LID " + std::to_string(lids[i]) + " is not in the subnet read");
+      const Answers& answers = answered[i];
       if (!answers) return give_up("port probe: " + answers.error().message);
       for (const LinkChange& c : link_changes(r.fabric, sw, *answers)) {
         // Both ends of a cable trap: one change.
@@ -306,7 +321,6 @@ void FastPath::handle_traps(std::vector<uint16_t> lids) {
         changes.push_back(c);
       }
     }
-    ev.probe_ms = ms_since(t);
     for (const LinkChange& c : changes) {
       const routing::Port& a = r.fabric.port(r.fabric.link(c.link).a);
       const std::pair<uint64_t, uint8_t> end{r.fabric.node(a.node).guid.value, a.num.value};
