@@ -76,16 +76,16 @@ class Engine {
   void absorb(Engine& other);
   // `sync`: called after each round of a split phase B, in both lanes.
   void route_deferred(const std::function<void()>& sync = {});
-  // Phase B in two lanes (phase_b_lanes.cpp): after absorb(), hands the
-  // destinations from a ring boundary near the middle of the work to
-  // `other` (false: too little work to split; this lane runs them all).
-  // Both then run route_deferred() at once, with a sync() that calls
-  // merge_round() between two barriers; end_split() once both are done.
-  // copy_leaf_columns() then completes the leaf LIDs' columns.
+  // Phase B in two lanes (phase_b_lanes.cpp, route_phase_b): after
+  // absorb(), hands the destinations from a ring boundary near the middle
+  // of the work to `other` (false: too little work to split; this lane runs
+  // them all). Both then run route_deferred() at once, with a sync() that
+  // calls merge_round() between two barriers; end_split() once both are
+  // done. copy_leaf_columns() then completes the leaf LIDs' columns.
   bool split_phase_b(Engine& other);
   size_t phase_b_waiting() const { return broken_.size(); }
   void merge_round(Engine& other, uint32_t lane, uint32_t lanes);
-  void end_split(Engine& other);
+  void end_split();
   void copy_leaf_columns();
 
   // Incremental reroute (incremental.cpp). Before run(): `prior` makes run()
@@ -390,6 +390,11 @@ class Engine {
 // fabric's switch graph if the caller has it, else built here.
 Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& options, Prior* prior,
                                   RouteMemo* memo, RerouteStats* stats, const SwitchGraph* graph = nullptr);
+
+// Phase B of `first`, the lane that absorbed the others, in one lane or,
+// when it is long, split with `second`; then the leaf LIDs' columns. Sets
+// the report's phase_b_waiting and phase_b_lanes (phase_b_lanes.cpp).
+void route_phase_b(Engine& first, Engine& second, RoutingReport& report);
 
 // What route_switch_turns did: the turn switches, one per component of the
 // switch graph that needed one and had a qualifying switch (none when every

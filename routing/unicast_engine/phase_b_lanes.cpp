@@ -25,7 +25,10 @@
 // stay deterministic whichever thread runs first, and a reroute, which
 // rebuilds the same list, gets the full route's tables.
 #include <algorithm>
+#include <barrier>
 #include <bit>
+#include <exception>
+#include <thread>
 
 #include "routing/unicast_engine/engine.h"
 
@@ -77,14 +80,10 @@ bool Engine::split_phase_b(Engine& other) {
   if (cut == 0) return false;
   // Per switch, which halves' destination leaves lie below it (bit 0: this
   // lane's, bit 1: the other's), bottom-up.
-  const uint32_t n = g_.num_switches();
-  std::vector<uint8_t> below(n, 0);
+  std::vector<uint8_t> below(g_.num_switches(), 0);
   for (size_t i = 0; i < count; ++i) below[deferred_[i].t] |= i < cut ? 1 : 2;
-  std::vector<uint32_t> by_rank(n);
-  for (uint32_t s = 0; s < n; ++s) by_rank[s] = s;
-  std::stable_sort(by_rank.begin(), by_rank.end(), [&](uint32_t a, uint32_t b) { return rk_.rank[a] < rk_.rank[b]; });
-  for (uint32_t x : by_rank) {
-    for (uint32_t i = down_begin_[x]; i < down_begin_[x + 1]; ++i) below[x] |= below[down_rec_[i].remote];
+  for (auto x = rk_.order.rbegin(); x != rk_.order.rend(); ++x) {  // the ranking's order, reversed
+    for (uint32_t i = down_begin_[*x]; i < down_begin_[*x + 1]; ++i) below[*x] |= below[down_rec_[i].remote];
   }
   for (uint32_t e = 0; e < ent_.size(); ++e) {
     share_[e] = ent_[e].up || std::popcount(below[ent_[e].remote]) == 2 ? 2 : 1;
@@ -131,10 +130,38 @@ void Engine::merge_round(Engine& other, uint32_t lane, uint32_t lanes) {
 }
 
 // After the last round (merged): every flow counts once again.
-void Engine::end_split(Engine& other) {
-  std::fill(share_.begin(), share_.end(), 1);
-  round_begin_.clear();
-  other.round_begin_.clear();
+void Engine::end_split() { std::fill(share_.begin(), share_.end(), 1); }
+
+void route_phase_b(Engine& first, Engine& second, RoutingReport& report) {
+  report.phase_b_waiting = first.phase_b_waiting();
+  report.phase_b_lanes = report.phase_b_waiting == 0 ? 0 : 1;
+  if (!first.split_phase_b(second)) {
+    first.route_deferred();
+  } else {
+    report.phase_b_lanes = 2;
+    std::barrier sync(2);
+    std::exception_ptr failure[2];
+    auto lane = [&](Engine& engine, uint32_t index) {
+      try {
+        engine.route_deferred([&] {
+          sync.arrive_and_wait();
+          first.merge_round(second, index, 2);
+          sync.arrive_and_wait();
+        });
+      } catch (...) {
+        failure[index] = std::current_exception();
+        sync.arrive_and_drop();  // the other lane goes on alone
+      }
+    };
+    std::thread other([&] { lane(second, 1); });
+    lane(first, 0);
+    other.join();
+    for (const std::exception_ptr& f : failure) {
+      if (f) std::rethrow_exception(f);
+    }
+    first.end_split();
+  }
+  first.copy_leaf_columns();
 }
 
 }  // namespace railyard::routing::unicast

@@ -1,6 +1,5 @@
 // route_unicast: input checks, the ranking, and the lanes that run the Engine.
 #include <algorithm>
-#include <barrier>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -150,7 +149,7 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
   });
   if (slots_moved) return in_full("the nominal slots moved (a switch died or came back)");
   if (options.flow_balance) {
-    // The displaced flows see every lane's nominal ones: one pass, in order.
+    // Phase B sees every lane's nominal flows: the lanes' phase A in one.
     for (uint32_t lane = 1; lane < kLanes; ++lane) engines[0]->absorb(*engines[lane]);
     if (prior != nullptr) {
       std::vector<const Engine*> lanes;
@@ -161,28 +160,7 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
       if (!engines[0]->take_prior_loads(lanes)) return in_full("a column that used a link now gone was not re-walked");
     }
     if (memo != nullptr) engines[0]->export_memo();
-    out.report.phase_b_waiting = engines[0]->phase_b_waiting();
-    out.report.phase_b_lanes = out.report.phase_b_waiting == 0 ? 0 : 1;
-    if (engines[0]->split_phase_b(*engines[1])) {
-      out.report.phase_b_lanes = kLanes;
-      std::barrier sync(kLanes);
-      in_lanes([&](uint32_t lane) {
-        try {
-          engines[lane]->route_deferred([&] {
-            sync.arrive_and_wait();
-            engines[0]->merge_round(*engines[1], lane, kLanes);
-            sync.arrive_and_wait();
-          });
-        } catch (...) {
-          sync.arrive_and_drop();  // the other lane goes on alone
-          throw;
-        }
-      });
-      engines[0]->end_split(*engines[1]);
-    } else {
-      engines[0]->route_deferred();
-    }
-    engines[0]->copy_leaf_columns();
+    route_phase_b(*engines[0], *engines[1], out.report);
   }
   if (memo != nullptr) engines[0]->export_slots(*memo);
   if (stats != nullptr) {
