@@ -334,14 +334,14 @@ Result<uint64_t> HopMatrices::write_rows(uint32_t first, uint32_t last, uint32_t
         uint8_t* dst = hops[lid];
         if (dst == nullptr) {
           if (block[j][0] == OSM_NO_PATH) continue;  // no path, no row: as OpenSM leaves it
-          // OpenSM's own allocation (malloc, num_ports bytes), which it
-          // frees with the switch; only on the first sweep or for a new LID.
-          osm_switch_t* p_sw = switches_[s];
+          // OpenSM's own allocation, as osm_switch_set_hops makes it
+          // (malloc of num_ports bytes; OpenSM frees it with the switch),
+          // without its memset: the row is stored whole just below. Only on
+          // the first sweep or for a new LID (build() checked the LIDs).
           reserve.before_row(width);
-          if (osm_switch_set_hops(p_sw, lid, 0, block[j][0]) != 0 || hops[lid] == nullptr) {
-            return Error{"OpenSM could not allocate the hop row of LID " + std::to_string(lid)};
-          }
-          dst = hops[lid];
+          dst = static_cast<uint8_t*>(std::malloc(width));
+          if (dst == nullptr) return Error{"no memory for the hop row of LID " + std::to_string(lid)};
+          hops[lid] = dst;
           ++allocated;
         }
         store_row(block[j], width, dst);

@@ -37,8 +37,10 @@
 //    the cable to y, transposed into rows (SSE2 where there is SSE2), each
 //    stored whole into OpenSM's array: num_ports bytes, OSM_NO_PATH where no
 //    port leads, so nothing another engine left in a row survives.
-//  - Allocated once: a row missing is allocated through osm_switch_set_hops
-//    (which checks the LID and mallocs what OpenSM later frees); later sweeps
+//  - Allocated once: a row missing is allocated as osm_switch_set_hops does
+//    it (malloc of num_ports bytes, which OpenSM frees with the switch; the
+//    LIDs are checked against OpenSM's arrays first), without its memset,
+//    since the row is then stored whole; later sweeps
 //    find it (osm_switch_prepare_path_rebuild only clears rows) and overwrite
 //    it in place. Nothing is allocated after the first sweep unless switches
 //    or LIDs are new.
