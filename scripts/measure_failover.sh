@@ -10,7 +10,10 @@
 #             every switch acknowledged (OpenSM's log time, less the digests
 #             the plugin computes after the push; fast mode); with the CA
 #             columns pushed first, also when those were
-#   moved     Unlink -> the last of them moved off it (polled: +/- one read)
+#   moved     Unlink -> the last of them moved off it (polled: +/- one read,
+#             and a read takes ibroute tens to hundreds of ms on ibsim: the
+#             time of one whole-LFT read is printed before; with --poll quiet
+#             the reads start when the plugin has logged)
 #   subnet_up Unlink -> OpenSM's next SUBNET UP
 #   pair_s    leaf-side CA-pair-seconds black-holed: CAs on the leaf x entries
 #             x their time on the dead port (each entry counted until a read
@@ -19,7 +22,7 @@
 #             `subnet_up` (OpenSM's path: its tables are on the switches then)
 # and the plugin's last pass and fast-path lines from OpenSM's log.
 #
-#   bash scripts/measure_failover.sh [BUILD_DIR (build/release)] [--mode fast|opensm] [--opensm-conf 'KEY VALUE']... [--plugin-conf 'LINE']... -- TOPO-GEN-ARGS...
+#   bash scripts/measure_failover.sh [BUILD_DIR (build/release)] [--mode fast|opensm] [--poll quiet|eager] [--leaf DESC|next] [--opensm-conf 'KEY VALUE']... [--plugin-conf 'LINE']... -- TOPO-GEN-ARGS...
 #   bash scripts/measure_failover.sh build/release -- --servers 256 --rails 8 --levels 3 --radix 64
 #   bash scripts/measure_failover.sh build/release --mode opensm -- --servers 256 --rails 8 --levels 3 --radix 64
 # --leaf DESC|next: that leaf instead, or the next leaf under the route-0
@@ -29,6 +32,12 @@
 # --mode fast (default): the plugin's fast path on traps (port_probe from the
 # build, `sweep_on_trap FALSE`); --mode opensm: traps left to OpenSM's sweep
 # (port_probe: off, OpenSM's defaults), as before the fast path.
+# --poll quiet|eager: when the reads of the leaf start. quiet (default): in
+# fast mode, once the plugin has logged the trap's outcome (its log checked
+# every 20 ms), so that ibroute and ibsim answering it do not take the two
+# cores of this machine from the fast path they are timing (on a fabric the
+# reader runs elsewhere); eager: right after the Unlink, back to back, as
+# before (--mode opensm always reads so: OpenSM logs nothing per trap).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -41,14 +50,16 @@ osm_conf=()
 plugin_conf=()
 mode=fast
 other_leaf=""
+poll=quiet
 while (($#)); do
   case $1 in
+    --poll) poll=$2; shift 2 ;;
     --mode) mode=$2; shift 2 ;;
     --leaf) other_leaf=$2; shift 2 ;;
     --opensm-conf) osm_conf+=(--conf "$2"); shift 2 ;;
     --plugin-conf) plugin_conf+=("$2"); shift 2 ;;
     --) shift; break ;;
-    -h | --help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,35p' "$0"; exit 0 ;;
     *) echo "measure_failover.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -60,6 +71,10 @@ case $mode in
     ;;
   opensm) plugin_conf+=("port_probe: off") ;;
   *) echo "measure_failover.sh: --mode fast or opensm" >&2; exit 2 ;;
+esac
+case $poll in
+  quiet | eager) ;;
+  *) echo "measure_failover.sh: --poll quiet or eager" >&2; exit 2 ;;
 esac
 ((${#gen[@]})) || gen=(--servers 64 --rails 8 --levels 3 --radix 32)
 # shellcheck source=../tests/integration/lib.sh
@@ -120,16 +135,19 @@ uplink=$(awk '$2 == "S" { print $1; exit }' <<<"$ports")
 
 # LFT of the leaf: "LID PORT" lines, LIDs as ibroute writes them (0x hex).
 lft() { ry_diag ibroute -D "$route" "$@" | awk '/^0x/ { print $1, $2 + 0 }'; }
+read_t0=$(date +%s%N)
 lft >before.lft
+read_ms=$((($(date +%s%N) - read_t0) / 1000000))
 awk -v p="$uplink" '$2 == p { print $1 }' before.lft >affected
 entries=$(wc -l <affected)
 ((entries > 0)) || ry_fail "no destination leaves $desc by port $uplink"
 dec() { while read -r h; do printf '%d\n' "$h"; done; }
 lo=$(dec <affected | sort -n | head -1)
 hi=$(dec <affected | sort -n | tail -1)
-echo "leaf '$desc' ($leaf): $cas CAs; $entries destinations leave by port $uplink (LIDs $lo-$hi)"
+echo "leaf '$desc' ($leaf): $cas CAs; $entries destinations leave by port $uplink (LIDs $lo-$hi); one read of its whole LFT took $read_ms ms"
 
 ups=$(ry_log_count 'SUBNET UP')
+traps=$(ry_log_count 'fast path: trap from ')
 now_us() { date +%H:%M:%S.%N | awk -F'[:.]' '{ printf "%.0f\n", (($1 * 60 + $2) * 60 + $3) * 1e6 + substr($4, 1, 6) }'; }
 # OpenSM log line "Mon DD HH:MM:SS usec [...]" -> microseconds since midnight
 log_us() { awk '{ split($3, t, ":"); printf "%.0f\n", ((t[1] * 60 + t[2]) * 60 + t[3]) * 1e6 + $4 }'; }
@@ -142,6 +160,13 @@ moved_ms=""
 pair_ns=0
 declare -A still
 while read -r l; do still[$l]=1; done <affected
+if [[ $mode == fast && $poll == quiet ]]; then
+  # Every 20 ms, one grep: a few % of a core.
+  while (($(ry_log_count 'fast path: trap from ') <= traps)); do
+    (($(date +%s%N) - t0 < 300 * 1000000000)) || ry_fail "no fast-path line 300 s after the Unlink"
+    sleep 0.02
+  done
+fi
 while ((${#still[@]})); do
   now=$(date +%s%N)
   ((now - t0 < 300 * 1000000000)) || ry_fail "entries still on the dead port after 300 s"
