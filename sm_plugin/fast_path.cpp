@@ -197,7 +197,7 @@ void FastPath::apply(std::vector<Command> commands) {
     if (const auto* failure = std::get_if<ReadFailure>(&read)) return fall_back(commands, failure->why, std::move(ev));
     SubnetReading& r = std::get<SubnetReading>(read);
     const KeepTables keep(spare_tables_, r);
-    apply_known_down(r);
+    ev.known_down = apply_known_down(r);
 
     std::string route_how;
     double lock_ms = 0, lock_wait_ms = 0;
@@ -301,7 +301,7 @@ void FastPath::handle_traps(std::vector<uint16_t> lids) {
     if (const auto* failure = std::get_if<ReadFailure>(&read)) return give_up(failure->why);
     SubnetReading& r = std::get<SubnetReading>(read);
     const KeepTables keep(spare_tables_, r);
-    apply_known_down(r);
+    ev.known_down = apply_known_down(r);
 
     std::vector<LinkChange> changes;
     for (size_t i = 0; i < targets.size(); ++i) {
@@ -366,7 +366,7 @@ void FastPath::handle_traps(std::vector<uint16_t> lids) {
   }
 }
 
-void FastPath::apply_known_down(SubnetReading& r) {
+uint32_t FastPath::apply_known_down(SubnetReading& r) {
   std::vector<LinkChange> still;
   std::vector<std::pair<uint64_t, uint8_t>> keep;
   for (const auto& [guid, port] : known_down_) {
@@ -378,9 +378,11 @@ void FastPath::apply_known_down(SubnetReading& r) {
     if (r.fabric.link(link).state != routing::PortState::kDown) still.push_back({link, false});
   }
   known_down_ = std::move(keep);
-  if (still.empty()) return;
+  if (still.empty()) return 0;
   auto changed = apply_link_changes(r.fabric, still);
-  if (changed) r.fabric = std::move(*changed);
+  if (!changed) return 0;
+  r.fabric = std::move(*changed);
+  return static_cast<uint32_t>(still.size());
 }
 
 std::string FastPath::route_and_push(SubnetReading& r, routing::Fabric fabric, FastPathEvent& ev,

@@ -140,7 +140,7 @@ class FastPath {
   // sweep is not routed over a dead link. Dropped once the model no longer
   // has the cable, or the probe finds the port up again.
   std::vector<std::pair<uint64_t, uint8_t>> known_down_;
-  void apply_known_down(SubnetReading& r);
+  uint32_t apply_known_down(SubnetReading& r);  // how many it applied
   bool prime_ = false;       // a background route is wanted
   bool subnet_up_seen_ = false;
   bool stopping_ = false;

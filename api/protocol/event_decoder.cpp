@@ -87,6 +87,7 @@ FastPathEvent read_fast_path(const FieldReader& r) {
     e.probe_ms = r.number("probe_ms");
     if (r.has("detours")) e.detours = r.uint<uint64_t>("detours");
   }
+  if (r.has("known_down")) e.known_down = r.uint<uint32_t>("known_down");
   if (r.has("ca_first")) e.ca_first = r.boolean("ca_first");
   if (e.ca_first) e.ca_acked_ms = r.number("ca_acked_ms");
   e.requests = r.strings("requests");

@@ -82,6 +82,7 @@ void fill(json& j, const FastPathEvent& e) {
     j["probe_ms"] = ms(e.probe_ms);
     j["detours"] = e.detours;
   }
+  if (e.known_down) j["known_down"] = e.known_down;
   if (e.ca_first) {
     j["ca_first"] = true;
     j["ca_acked_ms"] = ms(e.ca_acked_ms);

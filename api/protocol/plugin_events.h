@@ -86,6 +86,7 @@ struct FastPathEvent {
   std::vector<std::string> links;   // the links the probe found changed, "GUID[port] down|up"
   double probe_ms = 0;
   uint64_t detours = 0;             // switches sent to by a route around the failure (OpenSM's crossed it)
+  uint32_t known_down = 0;          // links found down earlier that OpenSM's model still had: routed as down
   bool ca_first = false;            // the CA columns were pushed first, then the switch LIDs'
   double ca_acked_ms = 0;           // ca_first only: push start -> every CA block acknowledged
   std::vector<std::string> requests;

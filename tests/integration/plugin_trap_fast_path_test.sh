@@ -16,6 +16,11 @@
 #  3. ReLink: the probe finds the port up but OpenSM's model no longer has the
 #     cable, so the trap is left to OpenSM's sweep (and says so); after it the
 #     tables are those before the Unlink;
+#  3c. a second failure after the first push, during the sweep the plugin
+#     asked for: pushed (routed with the first link down: its tables are
+#     OpenSM's full route once both cables are gone, by digest) or left to
+#     OpenSM with a reason; no CA route on either dead port, 100% reachable,
+#     no credit loop, and a later sweep has nothing to send;
 #  4. an uplink of the SM's own leaf: OpenSM's directed routes to the
 #     switches behind it cross the dead link; the push goes around it
 #     (detours > 0); that leaf is also the switch LIDs' turn switch, so the
@@ -44,6 +49,8 @@ LEAF_DESC="leaf g000 r1"
 LEAF=$(ry_switch_record f.net "$LEAF_DESC")
 LEAF_GUID=$(printf '0x%016x' "0x${LEAF#S-}")
 PORT=35
+LEAF2=$(ry_switch_record f.net "leaf g000 r2")
+LEAF2_GUID=$(printf '0x%016x' "0x${LEAF2#S-}")
 SPINE=$(awk -v sw="\"$LEAF\"" -v p="[$PORT]" '/^Switch/ { mine = index($0, sw) > 0; next }
   mine && index($0, p) == 1 { match($0, /"S-[0-9a-f]+"\[[0-9]+\]/); print substr($0, RSTART + 1, RLENGTH - 1); exit }' f.net)
 [[ -n "$SPINE" ]] || ry_fail "nothing on $LEAF_DESC port $PORT"
@@ -165,6 +172,80 @@ ry_ibsim_cmd "ReLink \"$LEAF\"[36]"
 ry_ibsim_cmd "ReLink \"$LEAF\"[37]"
 ry_wait_log 'SUBNET UP' 60 "$RY_OPENSM_LOG" $((ups + 1))
 ry_pass "two failures back to back: pushed, no CA route on either dead port, 100% reachable, a later sweep finds nothing to send"
+
+# --- 3c. a second failure after the first push, while OpenSM's sweep runs --------
+# The first push ends with the plugin asking OpenSM for a heavy sweep; the
+# second trap comes during that sweep, before (or while) OpenSM unlinks the
+# first cable from its model. The second cable is another leaf's, so that
+# probing the second failure's switches does not find the first one again. The plugin either routes it with the first link
+# still down (it keeps the links it found down until OpenSM's model drops
+# them) and pushes, or leaves it to OpenSM (it routed meanwhile); either way
+# no CA route may be left on either dead port, nothing may loop, and a later
+# sweep finds nothing to send.
+ry_wait_for 30 "OpenSM settled after the ReLinks" settled
+mark=$(last_seq)
+ups=$(ry_log_count 'SUBNET UP')
+pushes=$(ry_log_count 'fast path: trap from .*: path push: ')
+printf 'Unlink "%s"[38]\n' "$LEAF" >&"$RY_IBSIM_FD"
+# The second Unlink as soon as the first push is logged (checked every 10 ms),
+# so that its trap meets the sweep the plugin has just asked for.
+deadline=$((SECONDS + 30))
+while (($(ry_log_count 'fast path: trap from .*: path push: ') <= pushes)); do
+  ((SECONDS < deadline)) || ry_fail "no push for the first failure in 30 s"
+  sleep 0.01
+done
+printf 'Unlink "%s"[38]\n' "$LEAF2" >&"$RY_IBSIM_FD"
+wait_event ".seq > $mark and .type == \"fast_path\" and .trigger == \"trap\" and .path == \"push\"" 30
+first=$(event ".seq > $mark and .type == \"fast_path\" and .trigger == \"trap\" and .path == \"push\"")
+mark1=$(jq -r .seq <<<"$first")
+# The traps of the second cable (and the first cable's other end) after the
+# first push: each handled by a push or left to OpenSM with a reason.
+wait_event ".seq > $mark1 and .type == \"fast_path\" and .trigger == \"trap\"" 30
+ry_wait_for 60 "OpenSM settled after the second failure" settled
+later=$(jq -c "select(.seq > $mark1 and .type == \"fast_path\" and .trigger == \"trap\") | {links, path, reason, blocks_sent, blocks_acked}" "$EVENTS")
+while read -r ev; do
+  case $(jq -r .path <<<"$ev") in
+    push)
+      (($(jq -r '.links | length' <<<"$ev") > 0)) || ry_fail "a push that names no link: $ev"
+      ry_assert_eq "$(jq -r .blocks_sent <<<"$ev")" "$(jq -r .blocks_acked <<<"$ev")" "blocks sent vs acknowledged: $ev"
+      ;;
+    *) [[ -n "$(jq -r '.reason // empty' <<<"$ev")" ]] || ry_fail "left to OpenSM without a reason: $ev" ;;
+  esac
+done <<<"$later"
+# How many traps the plugin handled between the first push and the SUBNET UP
+# of the sweep it asked for (the race this section is after), and whether the
+# second cable's was pushed.
+push1_line=$(grep -n 'fast path: trap from .*: path push: ' "$RY_OPENSM_LOG" | sed -n "$((pushes + 1))p" | cut -d: -f1)
+up_line=$(grep -n 'SUBNET UP' "$RY_OPENSM_LOG" | sed -n "$((ups + 1))p" | cut -d: -f1)
+early=$(awk -v a="$push1_line" -v b="${up_line:-999999999}" 'NR > a && NR < b && /fast path: trap from / { n++ } END { print n + 0 }' "$RY_OPENSM_LOG")
+second_pushed=$(grep -c "fast path: trap from .*$LEAF2_GUID\[38\] down.*: path push" "$RY_OPENSM_LOG" || true)
+# known_down: pushes routed with the first cable as down while OpenSM's model
+# still had it (the case the digest check below is about).
+known=$(jq -s "map(select(.seq > $mark1 and .type == \"fast_path\" and .path == \"push\" and (.links | any(startswith(\"$LEAF2_GUID[38]\")))) | .known_down // 0) | add // 0" "$EVENTS")
+when="$early trap(s) handled before the sweep after the first push was up; the second cable pushed: $second_pushed, routed with $known cable(s) OpenSM still had as down"
+ry_log "after the first push: $(tr '\n' ' ' <<<"$later")"
+ry_snapshot second
+ry_assert_eq 0 "$(ry_port_uses second "$LEAF" 38)" "CA LIDs the leaf sends out of the first dead port"
+ry_assert_eq 0 "$(ry_port_uses second "$LEAF2" 38)" "CA LIDs the second leaf sends out of its dead port"
+ry_verify_ok "$RAILYARD" second
+mark2=$(last_seq)
+kill -HUP "$RY_OPENSM_PID"
+wait_event ".seq > $mark2 and .type == \"routing_pass\"" 60
+pass=$(event ".seq > $mark2 and .type == \"routing_pass\"")
+ry_assert_eq "ok 0" "$(jq -r '"\(.status) \(.changed_blocks)"' <<<"$pass")" "a heavy sweep after the second failure"
+# The second cable's push, if there was one, carried exactly OpenSM's full
+# route of the subnet with both cables gone: it was routed with the first
+# still down, though OpenSM's model may still have had it. (A sweep between
+# the push and now would have hidden a wrong push from the checks above.)
+last_push=$(jq -c "select(.seq > $mark1 and .type == \"fast_path\" and .path == \"push\")" "$EVENTS" | tail -n 1)
+if [[ -n "$last_push" ]]; then
+  ry_assert_eq "$(jq -r .digests.lfts <<<"$pass")" "$(jq -r .digests.lfts <<<"$last_push")" \
+    "the tables of the last push vs the full route once both cables are gone"
+fi
+wait_event ".seq > $mark2 and .type == \"ucast_routing_done\"" 60
+ry_ibsim_cmd "ReLink \"$LEAF\"[38]"
+ry_ibsim_cmd "ReLink \"$LEAF2\"[38]"
+ry_pass "a second failure after the first push ($when): no CA route on either dead port, 100% reachable, a later sweep finds nothing to send"
 
 # --- 4. the SM's own leaf: its directed routes cross the dead link ---------------
 SM_DESC=$(ry_diag smpquery -D nodedesc 0 | sed -n 's/^Node Description:\.*//p')

@@ -132,6 +132,9 @@ std::vector<Event> samples() {
   trap.ca_acked_ms = 2.5;
   trap.requests = {};
   add(trap);
+  FastPathEvent second = trap;  // routed with a link found down before still in OpenSM's model
+  second.known_down = 1;
+  add(second);
   FastPathEvent left;
   left.requests = {"d2", "d3"};
   left.reason = "this SM may not push (sm_state 2)";
