@@ -183,8 +183,10 @@ ry_pass "two failures back to back: pushed, no CA route on either dead port, 100
 # --- 3c. a second failure after the first push, while OpenSM's sweep runs --------
 # The first push ends with the plugin asking OpenSM for a heavy sweep; the
 # second trap comes during that sweep, before (or while) OpenSM unlinks the
-# first cable from its model. The second cable is another leaf's, so that
-# probing the second failure's switches does not find the first one again. The plugin either routes it with the first link
+# first cable from its model. The second cable is another leaf's, to another
+# spine, so that probing the second failure's switches (its two ends) does
+# not find the first cable down again: only the fast path's memory of it
+# (known_down) keeps the second route off it. The plugin either routes it with the first link
 # still down (it keeps the links it found down until OpenSM's model drops
 # them) and pushes, or leaves it to OpenSM (it routed meanwhile); either way
 # no CA route may be left on either dead port, nothing may loop, and a later
@@ -201,7 +203,7 @@ while (($(ry_log_count 'fast path: trap from .*: path push: ') <= pushes)); do
   ((SECONDS < deadline)) || ry_fail "no push for the first failure in 30 s"
   sleep 0.01
 done
-printf 'Unlink "%s"[38]\n' "$LEAF2" >&"$RY_IBSIM_FD"
+printf 'Unlink "%s"[39]\n' "$LEAF2" >&"$RY_IBSIM_FD"
 wait_event ".seq > $mark and .type == \"fast_path\" and .trigger == \"trap\" and .path == \"push\"" 30
 first=$(event ".seq > $mark and .type == \"fast_path\" and .trigger == \"trap\" and .path == \"push\"")
 mark1=$(jq -r .seq <<<"$first")
@@ -225,28 +227,28 @@ done <<<"$later"
 push1_line=$(grep -n 'fast path: trap from .*: path push: ' "$RY_OPENSM_LOG" | sed -n "$((pushes + 1))p" | cut -d: -f1)
 up_line=$(grep -n 'SUBNET UP' "$RY_OPENSM_LOG" | sed -n "$((ups + 1))p" | cut -d: -f1)
 early=$(awk -v a="$push1_line" -v b="${up_line:-999999999}" 'NR > a && NR < b && /fast path: trap from / { n++ } END { print n + 0 }' "$RY_OPENSM_LOG")
-second_pushed=$(grep -c "fast path: trap from .*$LEAF2_GUID\[38\] down.*: path push" "$RY_OPENSM_LOG" || true)
+second_pushed=$(grep -c "fast path: trap from .*$LEAF2_GUID\[39\] down.*: path push" "$RY_OPENSM_LOG" || true)
 # known_down: pushes routed with the first cable as down while OpenSM's model
 # still had it (the case the digest check below is about).
-known=$(jq -s "map(select(.seq > $mark1 and .type == \"fast_path\" and .path == \"push\" and (.links | any(startswith(\"$LEAF2_GUID[38]\")))) | .known_down // 0) | add // 0" "$EVENTS")
+known=$(jq -s "map(select(.seq > $mark1 and .type == \"fast_path\" and .path == \"push\" and (.links | any(startswith(\"$LEAF2_GUID[39]\")))) | .known_down // 0) | add // 0" "$EVENTS")
 when="$early trap(s) handled before the sweep after the first push was up; the second cable pushed: $second_pushed, routed with $known cable(s) OpenSM still had as down"
 ry_log "after the first push: $(tr '\n' ' ' <<<"$later")"
 ry_snapshot second
 ry_assert_eq 0 "$(ry_port_uses second "$LEAF" 38)" "CA LIDs the leaf sends out of the first dead port"
-ry_assert_eq 0 "$(ry_port_uses second "$LEAF2" 38)" "CA LIDs the second leaf sends out of its dead port"
+ry_assert_eq 0 "$(ry_port_uses second "$LEAF2" 39)" "CA LIDs the second leaf sends out of its dead port"
 ry_verify_ok "$RAILYARD" second
 heavy_sweep_sends_nothing "a heavy sweep after the second failure"
-# The second cable's push, if there was one, carried exactly OpenSM's full
+# Every push that names the second cable carried exactly OpenSM's full
 # route of the subnet with both cables gone: it was routed with the first
-# still down, though OpenSM's model may still have had it. (A sweep between
-# the push and now would have hidden a wrong push from the checks above.)
-last_push=$(jq -c "select(.seq > $mark1 and .type == \"fast_path\" and .path == \"push\")" "$EVENTS" | tail -n 1)
-if [[ -n "$last_push" ]]; then
-  ry_assert_eq "$(jq -r .digests.lfts <<<"$pass")" "$(jq -r .digests.lfts <<<"$last_push")" \
-    "the tables of the last push vs the full route once both cables are gone"
-fi
+# still down, though OpenSM's model may still have had it. (A later push or
+# sweep would have hidden a wrong one from the checks above.)
+while read -r p2; do
+  [[ -n "$p2" ]] || continue
+  ry_assert_eq "$(jq -r .digests.lfts <<<"$pass")" "$(jq -r .digests.lfts <<<"$p2")" \
+    "the tables of the second cable's push (seq $(jq -r .seq <<<"$p2")) vs the full route once both cables are gone"
+done <<<"$(jq -c "select(.seq > $mark1 and .type == \"fast_path\" and .path == \"push\" and (.links | any(startswith(\"$LEAF2_GUID[39]\"))))" "$EVENTS")"
 ry_ibsim_cmd "ReLink \"$LEAF\"[38]"
-ry_ibsim_cmd "ReLink \"$LEAF2\"[38]"
+ry_ibsim_cmd "ReLink \"$LEAF2\"[39]"
 ry_pass "a second failure after the first push ($when): no CA route on either dead port, 100% reachable, a later sweep finds nothing to send"
 
 # --- 4. the SM's own leaf: its directed routes cross the dead link ---------------
