@@ -59,7 +59,7 @@ while (($#)); do
     --opensm-conf) osm_conf+=(--conf "$2"); shift 2 ;;
     --plugin-conf) plugin_conf+=("$2"); shift 2 ;;
     --) shift; break ;;
-    -h | --help) sed -n '2,35p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,40p' "$0"; exit 0 ;;
     *) echo "measure_failover.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
