@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "routing/byte_transpose.h"
 #include "sm_plugin/elapsed.h"
 
 namespace railyard::sm_plugin {
@@ -66,31 +67,20 @@ void min_into(uint8_t* least, const uint8_t* col) {
 #endif
 }
 
-// block[j][p] = columns[p][j] for p < padded (a multiple of 16).
+// block[j][p] = columns[p][j] for p < padded (a multiple of 16), in 16 x 16
+// tiles.
 void transpose(const uint8_t (*columns)[kChunk], uint32_t padded, uint8_t (*block)[kMaxPorts]) {
-#if defined(__SSE2__)
-  // 16 x 16 tiles. One step interleaves register i with register i + 8,
-  // byte by byte: it rotates the 8-bit index (row, byte) left by one bit, so
-  // four steps swap row and byte.
+  const uint8_t* src[16];
+  uint8_t* dst[16];
   for (uint32_t p0 = 0; p0 < padded; p0 += 16) {
     for (uint32_t j0 = 0; j0 < kChunk; j0 += 16) {
-      __m128i r[16], t[16];
-      for (int i = 0; i < 16; ++i) r[i] = _mm_load_si128(reinterpret_cast<const __m128i*>(columns[p0 + i] + j0));
-      for (int step = 0; step < 4; ++step) {
-        for (int i = 0; i < 8; ++i) {
-          t[2 * i] = _mm_unpacklo_epi8(r[i], r[i + 8]);
-          t[2 * i + 1] = _mm_unpackhi_epi8(r[i], r[i + 8]);
-        }
-        std::copy(t, t + 16, r);
+      for (uint32_t i = 0; i < 16; ++i) {
+        src[i] = columns[p0 + i] + j0;
+        dst[i] = block[j0 + i] + p0;
       }
-      for (int i = 0; i < 16; ++i) _mm_store_si128(reinterpret_cast<__m128i*>(block[j0 + i] + p0), r[i]);
+      routing::transpose16x16(src, dst);
     }
   }
-#else
-  for (uint32_t j = 0; j < kChunk; ++j) {
-    for (uint32_t p = 0; p < padded; ++p) block[j][p] = columns[p][j];
-  }
-#endif
 }
 
 // dst[0, width) = row[0, width): OpenSM's row is exactly num_ports bytes.

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 
+#include "routing/byte_transpose.h"
+
 namespace railyard::routing::unicast {
 
 // Cone of a chain: from its top down, every switch not yet routed that can
@@ -147,21 +149,67 @@ void Engine::begin_column(Lid lid) {
   std::fill(column_, column_ + n, ForwardingTables::kNoPath);
 }
 
-// Row by row, each chunk's columns in LID order: a switch's row is its whole
-// table, and switch LIDs (OpenSM gives LIDs in the order it discovers ports)
-// lie all over it.
+// The batch into the tables. A row is a switch's whole table (17.7k LIDs at
+// 16k CAs), so a column written alone is a cache miss per switch; and a
+// lane's batch holds the columns of every other leaf, whose LIDs (a leaf's
+// CAs are often a LID apart per rail, not next to each other) share cache
+// lines with the other lane's. So the whole batch is taken in LID order,
+// kChunk columns at a time, and each chunk's entries are written row by
+// row: the chunk's stretch of each row is then written once, whole. Within
+// a chunk, 16 columns of consecutive LIDs go in 16 x 16 tiles
+// (routing/byte_transpose.h: 16 switches' entries of 16 columns read as
+// runs of their columns, stored as runs of their rows); the others one
+// entry at a time, row by row. A LID given twice keeps its last column
+// (the stable sort).
 void Engine::flush() {
   const uint32_t n = g_.num_switches();
-  std::array<uint32_t, kChunk> order;
-  for (size_t first = 0; first < batch_lids_.size(); first += kChunk) {
-    const uint8_t* base = chunks_[first / kChunk].get();
-    const size_t count = std::min(kChunk, batch_lids_.size() - first);
-    const Lid* lids = batch_lids_.data() + first;
-    for (size_t b = 0; b < count; ++b) order[b] = static_cast<uint32_t>(b);
-    std::sort(order.begin(), order.begin() + count, [&](uint32_t a, uint32_t b) { return lids[a] < lids[b]; });
-    for (uint32_t s = 0; s < n; ++s) {
+  const size_t total = batch_lids_.size();
+  flush_order_.resize(total);
+  for (size_t b = 0; b < total; ++b) flush_order_[b] = static_cast<uint32_t>(b);
+  std::stable_sort(flush_order_.begin(), flush_order_.end(),
+                   [&](uint32_t a, uint32_t b) { return batch_lids_[a] < batch_lids_[b]; });
+  auto column = [&](uint32_t b) -> const uint8_t* { return chunks_[b / kChunk].get() + (b % kChunk) * n; };
+  std::array<uint32_t, kChunk> single;     // columns of the chunk in no run of 16 consecutive LIDs
+  std::array<uint32_t, kChunk / 16> runs;  // the first of each run, in the chunk
+  for (size_t first = 0; first < total; first += kChunk) {
+    const uint32_t* order = flush_order_.data() + first;
+    const size_t count = std::min(kChunk, total - first);
+    size_t num_single = 0, num_runs = 0;
+    for (size_t i = 0; i < count;) {
+      const uint32_t lid0 = batch_lids_[order[i]].value;
+      size_t k = 1;
+      while (k < 16 && i + k < count && batch_lids_[order[i + k]].value == lid0 + k) ++k;
+      if (k == 16) {
+        runs[num_runs++] = static_cast<uint32_t>(i);
+      } else {
+        for (size_t j = 0; j < k; ++j) single[num_single++] = order[i + j];
+      }
+      i += k;
+    }
+    const uint8_t* src[16];
+    uint8_t* dst[16];
+    uint32_t s0 = 0;
+    for (; s0 + 16 <= n; s0 += 16) {
+      for (size_t r = 0; r < num_runs; ++r) {
+        const uint32_t* cols = order + runs[r];
+        const uint16_t lid0 = batch_lids_[cols[0]].value;
+        for (uint32_t j = 0; j < 16; ++j) {
+          src[j] = column(cols[j]) + s0;
+          dst[j] = tables_.row(s0 + j).data() + lid0;
+        }
+        transpose16x16(src, dst);
+      }
+    }
+    for (; s0 < n; ++s0) {  // the last switches, fewer than 16
+      auto row = tables_.row(s0);
+      for (size_t r = 0; r < num_runs; ++r) {
+        const uint32_t* cols = order + runs[r];
+        for (uint32_t j = 0; j < 16; ++j) row[batch_lids_[cols[j]].value] = column(cols[j])[s0];
+      }
+    }
+    for (uint32_t s = 0; s < n && num_single > 0; ++s) {
       auto row = tables_.row(s);
-      for (size_t i = 0; i < count; ++i) row[lids[order[i]].value] = base[order[i] * n + s];
+      for (size_t i = 0; i < num_single; ++i) row[batch_lids_[single[i]].value] = column(single[i])[s];
     }
   }
   batch_lids_.clear();

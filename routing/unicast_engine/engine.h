@@ -253,6 +253,7 @@ class Engine {
   std::vector<std::unique_ptr<uint8_t[]>> chunks_;
   uint8_t* column_at(size_t b) { return chunks_[b / kChunk].get() + (b % kChunk) * g_.num_switches(); }
   std::vector<Lid> batch_lids_;
+  std::vector<uint32_t> flush_order_;  // flush's scratch: the batch's columns by LID
   uint8_t* column_ = nullptr;
   std::vector<uint32_t> cursor_;
 
