@@ -50,7 +50,7 @@ Engine::Engine(const Fabric& fabric, const RoutingOptions& options, const Switch
   offer_fill_.assign(n, 0);
   cursor_.assign(n, 0);
   dd1_.assign(n, kInf);
-  dist1_.assign(n, kInf);
+  dist1_.assign(n + 1, kInf);  // [n]: up_clean_'s drained entries
   ddx_.assign(n, kInf);
   st_.assign(n, SwitchState{});
   mark_stamp_.assign(n, 0);
@@ -76,6 +76,8 @@ Engine::Engine(const Fabric& fabric, const RoutingOptions& options, const Switch
     down_begin_[s + 1] = static_cast<uint32_t>(down_entries_.size());
     up_begin_[s + 1] = static_cast<uint32_t>(up_entries_.size());
   }
+  up_clean_.resize(up_rec_.size());
+  for (size_t i = 0; i < up_rec_.size(); ++i) up_clean_[i] = up_rec_[i].drained ? n : up_rec_[i].remote;
   order_ = rk_.order;
   setup_flows(options);
 }

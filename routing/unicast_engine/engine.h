@@ -243,6 +243,10 @@ class Engine {
   std::vector<uint32_t> down_begin_, down_entries_;       // per switch, CSR
   std::vector<uint32_t> up_begin_, up_entries_;
   std::vector<Entry> down_rec_, up_rec_;  // ent_ of down_entries_ / up_entries_, in their order
+  // Per up entry (up_rec_'s order): the parent, or the number of switches
+  // (dist1_'s spare last slot, always kInf) if the link is drained, so that
+  // prepare_target's nearest parent is a branch-free minimum.
+  std::vector<uint32_t> up_clean_;
   Lid lid_;
   uint32_t target_seq_ = 0;
   std::vector<uint32_t> guid_rank_;  // per switch: rank of its GUID

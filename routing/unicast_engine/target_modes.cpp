@@ -39,11 +39,10 @@ void Engine::prepare_target(uint32_t t) {
     // column of half the leaves).
     st_[s].clean_only = 0;
     uint16_t d = dd1_[s];
-    if (d == kInf) {
-      for (uint32_t i = up_begin_[s]; i < up_begin_[s + 1]; ++i) {
-        uint16_t du = dist1_[up_rec_[i].remote];
-        if (du < d - 1 && !up_rec_[i].drained) d = static_cast<uint16_t>(du + 1);
-      }
+    if (d == kInf) {  // one more than the nearest parent over a clean link
+      uint16_t nearest = kInf;
+      for (uint32_t i = up_begin_[s]; i < up_begin_[s + 1]; ++i) nearest = std::min(nearest, dist1_[up_clean_[i]]);
+      if (nearest < kInf - 1) d = static_cast<uint16_t>(nearest + 1);
     }
     dist1_[s] = d;
     if (d != kInf) {
