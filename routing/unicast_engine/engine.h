@@ -407,6 +407,10 @@ void route_phase_b(Engine& first, Engine& second, RoutingReport& report);
 struct SwitchTurns {
   std::vector<uint32_t> turn_switches;
   uint64_t entries = 0;
+  // The leaf-LID entries filled (each was kNoPath): an incremental route
+  // empties them again first, as it undoes the hot-link moves (a leaf LID
+  // whose CAs' columns are not re-walked keeps its column in the tables).
+  std::vector<TableMove> leaf_fills;
 };
 
 // Fills the empty switch-LID entries of every switch with its entry toward a

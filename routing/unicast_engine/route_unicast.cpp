@@ -85,7 +85,8 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
                                 : ForwardingTables(graph.num_switches(), fabric.max_lid().value + 1u);
   if (prior != nullptr) {
     // Back to the tables phases A and B left: the moves off the busiest
-    // links are made again at the end.
+    // links and the leaf-LID turns are made again at the end.
+    for (const TableMove& f : prior->memo->leaf_fills) out.tables.set(f.sw, Lid{f.lid}, f.port);
     const auto& moves = prior->memo->moves;
     for (auto it = moves.rbegin(); it != moves.rend(); ++it) out.tables.set(it->sw, Lid{it->lid}, it->port);
   }
@@ -189,11 +190,11 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
   }
   // Switch LIDs up*/down* left unreachable (spine to spine, core to core of
   // a plane): through the turn switch, after every CA route is fixed.
-  const unicast::SwitchTurns turns = options.switch_turns
-                                         ? unicast::route_switch_turns(fabric, graph, ranking, out.tables)
-                                         : unicast::SwitchTurns{};
+  unicast::SwitchTurns turns = options.switch_turns ? unicast::route_switch_turns(fabric, graph, ranking, out.tables)
+                                                     : unicast::SwitchTurns{};
   for (uint32_t t : turns.turn_switches) out.report.turn_switches.push_back(graph.node(t));
   out.report.switch_entries_turned = turns.entries;
+  if (memo != nullptr) memo->leaf_fills = std::move(turns.leaf_fills);
   if (memo != nullptr) {  // for the next route that updates this memo in place
     memo->lanes.resize(kLanes);
     for (uint32_t lane = 0; lane < kLanes; ++lane) engines[lane]->give_back(memo->lanes[lane]);

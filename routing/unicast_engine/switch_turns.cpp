@@ -9,8 +9,11 @@
 // switch T: the packet climbs and descends toward T as it would to T, and the
 // first switch on the way that has an up*/down* route of its own to the
 // destination takes over; T itself must reach the destination by up*/down*.
-// Routed entries are never changed, so CA and leaf LIDs (and every entry
-// up*/down* already had) keep their tables.
+// A leaf's LID follows one of its CAs' routes; a switch that route leaves
+// empty (a spine or core that lost its link into the leaf, or one that
+// climbed only to such a switch) gets the same entry toward T. Routed
+// entries are never changed, so CA LIDs and every entry up*/down* already
+// had (a leaf LID's too) keep their tables.
 //
 // Why the channel dependency graph stays acyclic (Dally & Seitz 1987). Let
 // Anc(T) be T and every switch above it (reachable from T going only up). A
@@ -67,38 +70,41 @@ SwitchTurns route_switch_turns(const Fabric& fabric, const SwitchGraph& g, const
                                ForwardingTables& tables) {
   const uint32_t n = g.num_switches();
   SwitchTurns out;
-  // Switch LIDs, their owners, and each switch's base LID (0 = none).
-  std::vector<uint16_t> lids, base(n, 0);
-  std::vector<uint32_t> lid_owner;
+  // Switch LIDs, their owners, and each switch's base LID (0 = none): the
+  // LIDs of switches without CAs (spines, cores: `lids`, which also choose
+  // T) and those of leaves (`leaf_lids`, only filled: a leaf's LID follows
+  // the route of one of its CAs, engine.cpp, and keeps it).
+  std::vector<uint16_t> lids, leaf_lids, base(n, 0);
+  std::vector<uint32_t> lid_owner, leaf_owner;
   for (uint32_t s = 0; s < n; ++s) {
     const Port& p0 = fabric.port(fabric.node(g.node(s)).first_port);
     if (!p0.lid.valid()) continue;
     base[s] = p0.lid.value;
-    // A leaf's LID follows the route of one of its CAs (engine.cpp) and
-    // keeps it: only switches without CAs are destinations here.
-    if (g.num_cas(s) != 0) continue;
+    const bool leaf = g.num_cas(s) != 0;
     for (uint32_t k = 0; k < (1u << p0.lmc); ++k) {
       const Lid lid{static_cast<uint16_t>(p0.lid.value + k)};
       if (!lid.valid() || lid.value >= tables.num_lids()) continue;
-      lids.push_back(lid.value);
-      lid_owner.push_back(s);
+      (leaf ? leaf_lids : lids).push_back(lid.value);
+      (leaf ? leaf_owner : lid_owner).push_back(s);
     }
   }
   // In LID order: rows are read at these LIDs, scattered over each row
   // (OpenSM gives LIDs in the order it discovers ports).
-  {
-    std::vector<uint32_t> order(lids.size());
+  auto sort_by_lid = [](std::vector<uint16_t>& l, std::vector<uint32_t>& owner) {
+    std::vector<uint32_t> order(l.size());
     for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return lids[a] < lids[b]; });
-    std::vector<uint16_t> sorted_lids(lids.size());
-    std::vector<uint32_t> sorted_owner(lids.size());
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return l[a] < l[b]; });
+    std::vector<uint16_t> sorted_lids(l.size());
+    std::vector<uint32_t> sorted_owner(l.size());
     for (size_t i = 0; i < order.size(); ++i) {
-      sorted_lids[i] = lids[order[i]];
-      sorted_owner[i] = lid_owner[order[i]];
+      sorted_lids[i] = l[order[i]];
+      sorted_owner[i] = owner[order[i]];
     }
-    lids = std::move(sorted_lids);
-    lid_owner = std::move(sorted_owner);
-  }
+    l = std::move(sorted_lids);
+    owner = std::move(sorted_owner);
+  };
+  sort_by_lid(lids, lid_owner);
+  sort_by_lid(leaf_lids, leaf_owner);
   std::vector<std::pair<uint16_t, uint32_t>> bases;  // (base LID, switch), by LID
   for (uint32_t c = 0; c < n; ++c) {
     if (base[c] != 0) bases.emplace_back(base[c], c);
@@ -118,6 +124,9 @@ SwitchTurns route_switch_turns(const Fabric& fabric, const SwitchGraph& g, const
       }
     }
     for (const auto& [lid, c] : bases) score[c] += row[lid] != ForwardingTables::kNoPath;
+    for (size_t i = 0; i < leaf_lids.size() && !missing; ++i) {
+      missing = row[leaf_lids[i]] == ForwardingTables::kNoPath && leaf_owner[i] != s;
+    }
   }
   if (!missing) return out;
 
@@ -177,6 +186,14 @@ SwitchTurns route_switch_turns(const Fabric& fabric, const SwitchGraph& g, const
       if (component[lid_owner[i]] != component[s] || turn_row[lids[i]] == ForwardingTables::kNoPath) continue;
       entry = toward_turn;
       ++out.entries;
+    }
+    for (size_t i = 0; i < leaf_lids.size(); ++i) {  // the same, for the leaves' LIDs
+      uint8_t& entry = row[leaf_lids[i]];
+      if (entry != ForwardingTables::kNoPath || leaf_owner[i] == s) continue;
+      if (component[leaf_owner[i]] != component[s] || turn_row[leaf_lids[i]] == ForwardingTables::kNoPath) continue;
+      entry = toward_turn;
+      ++out.entries;
+      out.leaf_fills.push_back({s, leaf_lids[i], ForwardingTables::kNoPath});
     }
   }
   std::sort(out.turn_switches.begin(), out.turn_switches.end());

@@ -1,10 +1,10 @@
 // Switch LIDs through the turn switch (routing/unicast_engine/switch_turns.cpp):
 // on generated 2- and 3-level ROFTs, plain fat trees and rail-only fabrics,
-// healthy, with links missing and with drains, every switch LID is reachable
-// from every switch of its piece of the fabric (so from every CA), the
-// channel dependency graph stays acyclic with switch LIDs included, and the
-// only entries that differ from up*/down* alone are switch-LID entries that
-// were empty: CA LIDs keep every byte.
+// healthy, with links missing and with drains, every switch LID (spines,
+// cores and leaves) is reachable from every switch of its piece of the
+// fabric (so from every CA), the channel dependency graph stays acyclic with
+// switch LIDs included, and the only entries that differ from up*/down*
+// alone are switch-LID entries that were empty: CA LIDs keep every byte.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -78,13 +78,13 @@ Compared route_both_ways(const Fabric& f, const policies::Policy& policy, const 
   out.turned = after->report.switch_entries_turned;
   EXPECT_EQ(before->report.switch_entries_turned, 0u);
 
-  // Only empty entries for LIDs of switches without CAs change: CA and leaf
-  // LIDs keep every byte.
+  // Only empty entries of switch LIDs change: CA LIDs keep every byte, and
+  // so does every entry up*/down* routed (a leaf LID's too).
   SwitchGraph g(f);
   std::vector<uint8_t> is_switch_lid(f.max_lid().value + 1u, 0);
   for (uint32_t s = 0; s < g.num_switches(); ++s) {
     const Port& p0 = f.port(f.node(g.node(s)).first_port);
-    if (!p0.lid.valid() || g.num_cas(s) != 0) continue;
+    if (!p0.lid.valid()) continue;
     for (uint32_t k = 0; k < (1u << p0.lmc); ++k) is_switch_lid[p0.lid.value + k] = 1;
   }
   uint64_t changed = 0, bad = 0;
@@ -97,7 +97,7 @@ Compared route_both_ways(const Fabric& f, const policies::Policy& policy, const 
       if (!is_switch_lid[lid] || b[lid] != ForwardingTables::kNoPath) ++bad;
     }
   }
-  EXPECT_EQ(bad, 0u) << "entries changed that were CA or leaf LIDs, or already routed";
+  EXPECT_EQ(bad, 0u) << "entries changed that were CA LIDs, or already routed";
   EXPECT_EQ(changed, out.turned);
 
   VerifyReport vb = verify_tables(f, before->tables);
@@ -116,9 +116,10 @@ Compared route_both_ways(const Fabric& f, const policies::Policy& policy, const 
   return out;
 }
 
-// Every switch reaches every spine and core LID of its piece: the pairs left
-// unreachable are exactly the pairs in different pieces.
-uint64_t pairs_across_pieces(const Fabric& f) {
+// Every switch reaches every spine and core LID of its piece (and with
+// `leaves`, every leaf LID too): the pairs left unreachable are exactly the
+// pairs in different pieces.
+uint64_t pairs_across_pieces(const Fabric& f, bool leaves = false) {
   SwitchGraph g(f);
   const uint32_t n = g.num_switches();
   std::vector<uint32_t> piece(n, SwitchGraph::kNone), size, queue;
@@ -140,7 +141,9 @@ uint64_t pairs_across_pieces(const Fabric& f) {
   // Sources outside the piece of each spine or core with a LID.
   uint64_t across = 0;
   for (uint32_t d = 0; d < n; ++d) {
-    if (g.num_cas(d) == 0 && f.port(f.node(g.node(d)).first_port).lid.valid()) across += n - size[piece[d]];
+    if ((leaves || g.num_cas(d) == 0) && f.port(f.node(g.node(d)).first_port).lid.valid()) {
+      across += n - size[piece[d]];
+    }
   }
   return across;
 }
@@ -148,6 +151,9 @@ uint64_t pairs_across_pieces(const Fabric& f) {
 void expect_all_switch_lids_reached(const Fabric& f, const std::string& what, const policies::Policy& policy = {}) {
   Compared c = route_both_ways(f, policy, what);
   EXPECT_EQ(c.core_unreachable_after, pairs_across_pieces(f)) << what << ": " << c.core_unreachable_before << " before";
+  // The verifier's walks: every switch to every switch LID, leaves' too.
+  EXPECT_EQ(c.unreachable_after, pairs_across_pieces(f, true))
+      << what << ": every switch LID, leaves' too; " << c.unreachable_before << " before";
 }
 
 TEST(SwitchLids, SpinesReachEachOtherOnTheDemoSizedTwoLevelTree) {
