@@ -159,8 +159,8 @@ void Engine::begin_column(Lid lid) {
 // a chunk, 16 columns of consecutive LIDs go in 16 x 16 tiles
 // (routing/byte_transpose.h: 16 switches' entries of 16 columns read as
 // runs of their columns, stored as runs of their rows); the others one
-// entry at a time, row by row. A LID given twice keeps its last column
-// (the stable sort).
+// entry at a time, row by row. A lane routes each LID once (phase B and the
+// leaf copies rewrite columns in place), so no LID is in the batch twice.
 void Engine::flush() {
   const uint32_t n = g_.num_switches();
   const size_t total = batch_lids_.size();

@@ -3,17 +3,16 @@
 // Under up*/down* a spine of a two-level tree cannot reach another spine (that
 // is down then up), nor a core of a three-level tree another core of its
 // plane. Management traffic (ibroute, perfquery, ibtracert by LID) needs those
-// pairs. After every lane has routed, each entry for the LID of a switch
-// without CAs (a spine or core; a leaf's LID follows its CAs) that is still
-// empty is filled with the same switch's entry for the LID of one designated
-// switch T: the packet climbs and descends toward T as it would to T, and the
-// first switch on the way that has an up*/down* route of its own to the
-// destination takes over; T itself must reach the destination by up*/down*.
-// A leaf's LID follows one of its CAs' routes; a switch that route leaves
-// empty (a spine or core that lost its link into the leaf, or one that
-// climbed only to such a switch) gets the same entry toward T. Routed
-// entries are never changed, so CA LIDs and every entry up*/down* already
-// had (a leaf LID's too) keep their tables.
+// pairs, and so do the pairs a degraded tree leaves without a route to a
+// leaf's LID (a spine or core that lost its link into the leaf; a leaf's LID
+// follows the route of one of its CAs). After every lane has routed, each
+// switch-LID entry that is still empty is filled with the same switch's
+// entry for the LID of one designated switch T: the packet climbs and
+// descends toward T as it would to T, and the first switch on the way that
+// has an up*/down* route of its own to the destination takes over; T itself
+// must reach the destination by up*/down*. Routed entries are never changed,
+// so CA LIDs and every entry up*/down* already had (a leaf LID's too) keep
+// their tables.
 //
 // Why the channel dependency graph stays acyclic (Dally & Seitz 1987). Let
 // Anc(T) be T and every switch above it (reachable from T going only up). A
