@@ -168,7 +168,6 @@ void Engine::flush() {
   for (size_t b = 0; b < total; ++b) flush_order_[b] = static_cast<uint32_t>(b);
   std::stable_sort(flush_order_.begin(), flush_order_.end(),
                    [&](uint32_t a, uint32_t b) { return batch_lids_[a] < batch_lids_[b]; });
-  auto column = [&](uint32_t b) -> const uint8_t* { return chunks_[b / kChunk].get() + (b % kChunk) * n; };
   std::array<uint32_t, kChunk> single;     // columns of the chunk in no run of 16 consecutive LIDs
   std::array<uint32_t, kChunk / 16> runs;  // the first of each run, in the chunk
   for (size_t first = 0; first < total; first += kChunk) {
@@ -194,7 +193,7 @@ void Engine::flush() {
         const uint32_t* cols = order + runs[r];
         const uint16_t lid0 = batch_lids_[cols[0]].value;
         for (uint32_t j = 0; j < 16; ++j) {
-          src[j] = column(cols[j]) + s0;
+          src[j] = column_at(cols[j]) + s0;
           dst[j] = tables_.row(s0 + j).data() + lid0;
         }
         transpose16x16(src, dst);
@@ -204,12 +203,12 @@ void Engine::flush() {
       auto row = tables_.row(s0);
       for (size_t r = 0; r < num_runs; ++r) {
         const uint32_t* cols = order + runs[r];
-        for (uint32_t j = 0; j < 16; ++j) row[batch_lids_[cols[j]].value] = column(cols[j])[s0];
+        for (uint32_t j = 0; j < 16; ++j) row[batch_lids_[cols[j]].value] = column_at(cols[j])[s0];
       }
     }
     for (uint32_t s = 0; s < n && num_single > 0; ++s) {
       auto row = tables_.row(s);
-      for (size_t i = 0; i < num_single; ++i) row[batch_lids_[single[i]].value] = column(single[i])[s];
+      for (size_t i = 0; i < num_single; ++i) row[batch_lids_[single[i]].value] = column_at(single[i])[s];
     }
   }
   batch_lids_.clear();

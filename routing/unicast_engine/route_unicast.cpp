@@ -194,8 +194,8 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
                                                      : unicast::SwitchTurns{};
   for (uint32_t t : turns.turn_switches) out.report.turn_switches.push_back(graph.node(t));
   out.report.switch_entries_turned = turns.entries;
-  if (memo != nullptr) memo->leaf_fills = std::move(turns.leaf_fills);
-  if (memo != nullptr) {  // for the next route that updates this memo in place
+  if (memo != nullptr) {  // for the next incremental route, and one that updates this memo in place
+    memo->leaf_fills = std::move(turns.leaf_fills);
     memo->lanes.resize(kLanes);
     for (uint32_t lane = 0; lane < kLanes; ++lane) engines[lane]->give_back(memo->lanes[lane]);
   }

@@ -177,23 +177,22 @@ SwitchTurns route_switch_turns(const Fabric& fabric, const SwitchGraph& g, const
     auto turn_row = tables.row(t);
     const uint8_t toward_turn = row[base[t]];
     if (toward_turn == ForwardingTables::kNoPath) continue;
-    for (size_t i = 0; i < lids.size(); ++i) {
-      uint8_t& entry = row[lids[i]];
-      if (entry != ForwardingTables::kNoPath || lid_owner[i] == s) continue;
-      // Only through a turn switch that reaches the destination by
-      // up*/down* (its row is never filled), in this piece of the fabric.
-      if (component[lid_owner[i]] != component[s] || turn_row[lids[i]] == ForwardingTables::kNoPath) continue;
-      entry = toward_turn;
-      ++out.entries;
-    }
-    for (size_t i = 0; i < leaf_lids.size(); ++i) {  // the same, for the leaves' LIDs
-      uint8_t& entry = row[leaf_lids[i]];
-      if (entry != ForwardingTables::kNoPath || leaf_owner[i] == s) continue;
-      if (component[leaf_owner[i]] != component[s] || turn_row[leaf_lids[i]] == ForwardingTables::kNoPath) continue;
-      entry = toward_turn;
-      ++out.entries;
-      out.leaf_fills.push_back({s, leaf_lids[i], ForwardingTables::kNoPath});
-    }
+    // The empty entries of one kind of switch LID; a leaf LID's fills are
+    // kept (`fills`) for the next incremental route.
+    auto fill = [&](const std::vector<uint16_t>& at, const std::vector<uint32_t>& owner, std::vector<TableMove>* fills) {
+      for (size_t i = 0; i < at.size(); ++i) {
+        uint8_t& entry = row[at[i]];
+        if (entry != ForwardingTables::kNoPath || owner[i] == s) continue;
+        // Only through a turn switch that reaches the destination by
+        // up*/down* (its row is never filled), in this piece of the fabric.
+        if (component[owner[i]] != component[s] || turn_row[at[i]] == ForwardingTables::kNoPath) continue;
+        entry = toward_turn;
+        ++out.entries;
+        if (fills != nullptr) fills->push_back({s, at[i], ForwardingTables::kNoPath});
+      }
+    };
+    fill(lids, lid_owner, nullptr);
+    fill(leaf_lids, leaf_owner, &out.leaf_fills);
   }
   std::sort(out.turn_switches.begin(), out.turn_switches.end());
   out.turn_switches.erase(std::unique(out.turn_switches.begin(), out.turn_switches.end()), out.turn_switches.end());
