@@ -9,7 +9,7 @@
 #            by hand (target `fuzzers` builds them all)    (build/fuzz)
 #   tsan     gcc -O1 -g1 + ThreadSanitizer, no benchmarks  (build/tsan)
 # Every flavour is a unity build (RAILYARD_UNITY: each target's sources
-# compiled in batches of 16): a clean tree takes half the CPU time, which is
+# compiled in batches of 32): a clean tree takes half the CPU time, which is
 # what CI's 2 cores pay on every run. RAILYARD_UNITY=OFF in the environment
 # compiles file by file (quicker to rebuild after editing one file).
 # The build is incremental (Ninja); configure output goes to build/FLAVOUR.configure.log.

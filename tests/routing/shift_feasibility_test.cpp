@@ -53,7 +53,7 @@ const Fabric& small_roft() {
 
 // One degradation of a fabric, one rail's rail-aligned shifts, the engine's
 // table and CutOracle's judgement of it.
-struct Case {
+struct FeasibilityCase {
   const Fabric& base;
   Degraded d;
   RailMap rails;
@@ -63,8 +63,8 @@ struct Case {
 };
 
 // `rail` < 0: every rail's shifts.
-Case make_case(const Fabric& base, Degraded d, int32_t rail) {
-  Case c{base, std::move(d), map_rails(base, policies::RailNaming()), {}, {}, {}};
+FeasibilityCase make_case(const Fabric& base, Degraded d, int32_t rail) {
+  FeasibilityCase c{base, std::move(d), map_rails(base, policies::RailNaming()), {}, {}, {}};
   c.shifts = CutOracle::shift_patterns(c.d.fabric, c.rails, false);
   const CutOracle oracle(c.d.fabric);
   for (uint32_t k = 0; k < c.shifts.size(); ++k) {
@@ -113,7 +113,7 @@ struct Ask {
 
 // A feasible answer comes with a table (into `found`): CutOracle must find
 // it within the slack too, every flow delivered.
-Feasible solve(const Case& c, const Ask& ask, ForwardingTables* found = nullptr) {
+Feasible solve(const FeasibilityCase& c, const Ask& ask, ForwardingTables* found = nullptr) {
   ShiftFeasibility model(c.d.fabric);
   const CutOracle oracle(c.d.fabric);
   Feasible answer =
@@ -129,7 +129,7 @@ Feasible solve(const Case& c, const Ask& ask, ForwardingTables* found = nullptr)
 
 // The model agrees with CutOracle on the engine's table: feasible with the
 // excess CutOracle measured, infeasible with one less.
-void expect_model_agrees(const Case& c) {
+void expect_model_agrees(const FeasibilityCase& c) {
   ASSERT_GT(c.engine.shifts, 0u);
   const int32_t excess = static_cast<int32_t>(c.engine.worst_excess);
   EXPECT_EQ(solve(c, {.slack = excess, .fixed = &c.tables}), Feasible::kYes) << c.d.name;
@@ -166,7 +166,7 @@ ForwardingTables healthy_tables(const Fabric& base) {
 }
 
 TEST(ShiftFeasibility, HealthyTreeEveryShiftAtItsBoundIsFeasibleAndTheEngineMeetsIt) {
-  Case c = make_case(small_roft(), Degrader(small_roft()).healthy(), 0);
+  FeasibilityCase c = make_case(small_roft(), Degrader(small_roft()).healthy(), 0);
   EXPECT_EQ(c.engine.worst_excess, 0);
   expect_model_agrees(c);
   EXPECT_EQ(solve(c, {}), Feasible::kYes);
@@ -179,7 +179,7 @@ TEST(ShiftFeasibility, CoreDownSomeTableKeepsEveryRailAlignedShiftAtItsBound) {
   const uint32_t rails = map_rails(base, policies::RailNaming()).num_rails;
   ASSERT_EQ(rails, 4u);
   for (uint32_t rail = 0; rail < rails; ++rail) {
-    Case c = make_case(base, Degrader(base).switch_down(3, 1), static_cast<int32_t>(rail));
+    FeasibilityCase c = make_case(base, Degrader(base).switch_down(3, 1), static_cast<int32_t>(rail));
     if (rail == 0) expect_model_agrees(c);
     EXPECT_GT(c.engine.worst_excess, 0) << "rail " << rail;
     EXPECT_EQ(solve(c, {}), Feasible::kYes) << "rail " << rail;
@@ -198,7 +198,7 @@ TEST(ShiftFeasibility, SpineCoreLinkDownSomeTableKeepsEveryShiftAtItsBoundWithin
   ASSERT_EQ(d.down.size(), 1u);
   const int32_t rail = rail_below(base, rails, d.down[0]);
   ASSERT_GE(rail, 0);
-  Case c = make_case(base, std::move(d), rail);
+  FeasibilityCase c = make_case(base, std::move(d), rail);
   expect_model_agrees(c);
   const PathStability engine = path_stability(base, healthy, c.d.fabric, {}, c.tables);
   ASSERT_GT(engine.crossed, 0u);
@@ -248,7 +248,7 @@ TEST(ShiftFeasibility, NoTableThatMovesOnlyTheCrossedRoutesKeepsEveryShiftAtItsB
     const Fabric& base = *fail.base;
     const ForwardingTables healthy = healthy_tables(base);
     const std::vector<uint8_t> crossed = crossed_entries(base, healthy, fail.d);
-    Case c = make_case(base, std::move(fail.d), fail.rail);
+    FeasibilityCase c = make_case(base, std::move(fail.d), fail.rail);
     expect_model_agrees(c);
     EXPECT_EQ(solve(c, {}), Feasible::kYes) << c.d.name;
     EXPECT_EQ(solve(c, {.slack = 1000, .before = &healthy, .max_changed = UINT32_MAX, .may_change = &crossed}),
@@ -262,7 +262,7 @@ TEST(ShiftFeasibility, NoTableThatMovesOnlyTheCrossedRoutesKeepsEveryShiftAtItsB
 // The 1,024-CA radix-16 ROFT of the quality tests, a core down (~4 minutes).
 TEST(ShiftFeasibility, DISABLED_CoreDownOnTheRadix16RoftSomeTableKeepsEveryShiftAtItsBound) {
   static const Fabric big = generate(roft(128, 8, 3, 16));
-  Case c = make_case(big, Degrader(big).switch_down(3, 1), 0);
+  FeasibilityCase c = make_case(big, Degrader(big).switch_down(3, 1), 0);
   EXPECT_EQ(solve(c, {.timeout_ms = 1'800'000}), Feasible::kYes);
 }
 
@@ -298,7 +298,7 @@ TEST(ShiftFeasibility, DISABLED_Survey) {
     const std::vector<uint8_t> crossed = crossed_entries(base, healthy, d);
     uint64_t n_crossed = 0;
     for (uint8_t x : crossed) n_crossed += x;
-    Case c = make_case(base, std::move(d), row.rail);
+    FeasibilityCase c = make_case(base, std::move(d), row.rail);
     auto timed = [&](const Ask& ask) {
       auto t0 = std::chrono::steady_clock::now();
       Feasible f = solve(c, ask);
