@@ -96,6 +96,11 @@ struct RoutingReport {
   // graph (none when nothing needed one); entries so filled.
   std::vector<NodeId> turn_switches;
   uint64_t switch_entries_turned = 0;
+  // Entries the turn switch could not fill, filled where the channel
+  // dependency graph stays acyclic (unicast_engine/switch_repair.cpp), and
+  // the (switch, switch LID) entries still empty within a piece of the graph.
+  uint64_t switch_entries_repaired = 0;
+  uint64_t switch_entries_empty = 0;
   // (switch, CA LID) entries moved off the busiest links after the
   // balancing by flows (unicast_engine/hot_links.cpp).
   uint32_t hot_link_moves = 0;

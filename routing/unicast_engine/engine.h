@@ -24,6 +24,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <span>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -411,6 +412,9 @@ struct SwitchTurns {
   // empties them again first, as it undoes the hot-link moves (a leaf LID
   // whose CAs' columns are not re-walked keeps its column in the tables).
   std::vector<TableMove> leaf_fills;
+  // (switch, switch LID) entries still empty within one piece of the switch
+  // graph: what repair_switch_lids is for.
+  uint64_t left = 0;
 };
 
 // Fills the empty switch-LID entries of every switch with its entry toward a
@@ -418,5 +422,21 @@ struct SwitchTurns {
 // Runs once, after every lane; never changes an entry that is set.
 SwitchTurns route_switch_turns(const Fabric& fabric, const SwitchGraph& graph, const Ranking& ranking,
                                ForwardingTables& tables);
+
+// What repair_switch_lids did: entries filled, (switch, switch LID) entries
+// still empty within one piece of the switch graph, and the fills of leaf
+// LIDs (emptied again by an incremental route, as SwitchTurns::leaf_fills).
+struct SwitchRepair {
+  uint64_t entries = 0;
+  uint64_t left = 0;
+  bool cyclic = false;  // the tables it was given already had a dependency cycle: nothing filled
+  std::vector<TableMove> leaf_fills;
+};
+
+// Fills switch-LID entries the turn switch left empty, each only where the
+// dependency it adds closes no cycle (switch_repair.cpp). Never changes an
+// entry that is set; `drained` (per LinkId, may be empty) is used last.
+SwitchRepair repair_switch_lids(const Fabric& fabric, const SwitchGraph& graph, std::span<const uint8_t> drained,
+                                ForwardingTables& tables);
 
 }  // namespace railyard::routing::unicast

@@ -194,6 +194,14 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
                                                      : unicast::SwitchTurns{};
   for (uint32_t t : turns.turn_switches) out.report.turn_switches.push_back(graph.node(t));
   out.report.switch_entries_turned = turns.entries;
+  // What the turn switch cannot reach (heavy degradation), one entry at a
+  // time under a check of the channel dependency graph.
+  if (turns.left != 0) {
+    unicast::SwitchRepair repair = unicast::repair_switch_lids(fabric, graph, options.drained, out.tables);
+    out.report.switch_entries_repaired = repair.entries;
+    out.report.switch_entries_empty = repair.cyclic ? turns.left : repair.left;
+    turns.leaf_fills.insert(turns.leaf_fills.end(), repair.leaf_fills.begin(), repair.leaf_fills.end());
+  }
   if (memo != nullptr) {  // for the next incremental route, and one that updates this memo in place
     memo->leaf_fills = std::move(turns.leaf_fills);
     memo->lanes.resize(kLanes);

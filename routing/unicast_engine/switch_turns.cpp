@@ -171,21 +171,23 @@ SwitchTurns route_switch_turns(const Fabric& fabric, const SwitchGraph& g, const
 
   for (uint32_t s = 0; s < n; ++s) {
     const uint32_t t = turn[component[s]];
-    if (t == kNone || s == t) continue;  // t's entry for its own LID is port 0
-    out.turn_switches.push_back(t);
+    if (t != kNone && s != t) out.turn_switches.push_back(t);
     auto row = tables.row(s);
-    auto turn_row = tables.row(t);
-    const uint8_t toward_turn = row[base[t]];
-    if (toward_turn == ForwardingTables::kNoPath) continue;
+    // t's own row is never filled (its entry for its LID is port 0).
+    const uint8_t toward_turn = t == kNone || s == t ? ForwardingTables::kNoPath : row[base[t]];
+    const std::span<const uint8_t> turn_row = t == kNone ? std::span<const uint8_t>{} : tables.row(t);
     // The empty entries of one kind of switch LID; a leaf LID's fills are
     // kept (`fills`) for the next incremental route.
     auto fill = [&](const std::vector<uint16_t>& at, const std::vector<uint32_t>& owner, std::vector<TableMove>* fills) {
       for (size_t i = 0; i < at.size(); ++i) {
         uint8_t& entry = row[at[i]];
-        if (entry != ForwardingTables::kNoPath || owner[i] == s) continue;
+        if (entry != ForwardingTables::kNoPath || owner[i] == s || component[owner[i]] != component[s]) continue;
         // Only through a turn switch that reaches the destination by
         // up*/down* (its row is never filled), in this piece of the fabric.
-        if (component[owner[i]] != component[s] || turn_row[at[i]] == ForwardingTables::kNoPath) continue;
+        if (toward_turn == ForwardingTables::kNoPath || turn_row[at[i]] == ForwardingTables::kNoPath) {
+          ++out.left;
+          continue;
+        }
         entry = toward_turn;
         ++out.entries;
         if (fills != nullptr) fills->push_back({s, at[i], ForwardingTables::kNoPath});

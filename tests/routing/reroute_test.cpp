@@ -5,6 +5,7 @@
 // columns), not a full route in disguise.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -15,6 +16,7 @@
 #include "routing/routing_plan.h"
 #include "routing/switch_graph.h"
 #include "routing/unicast_engine.h"
+#include "routing/unicast_engine/incremental.h"
 #include "tests/routing/degradations.h"
 #include "tests/routing/test_fabrics.h"
 
@@ -38,6 +40,8 @@ void expect_same_report(const RoutingReport& a, const RoutingReport& b, const st
   EXPECT_EQ(a.unreachable_pairs, b.unreachable_pairs) << what;
   EXPECT_EQ(a.drained_pairs, b.drained_pairs) << what;
   EXPECT_EQ(a.switch_entries_turned, b.switch_entries_turned) << what;
+  EXPECT_EQ(a.switch_entries_repaired, b.switch_entries_repaired) << what;
+  EXPECT_EQ(a.switch_entries_empty, b.switch_entries_empty) << what;
   EXPECT_EQ(a.turn_switches, b.turn_switches) << what;
   ASSERT_EQ(a.unreachable.size(), b.unreachable.size()) << what;
   for (size_t i = 0; i < a.unreachable.size(); ++i) {
@@ -140,6 +144,7 @@ std::vector<LinkId> up_links(const Degrader& d, const Fabric& f, Tier tier) {
 // Steps taken and, of those, incremental, over a test's random walks.
 struct WalkCount {
   int steps = 0, incremental = 0, in_place = 0;
+  int repaired = 0;  // steps whose route filled switch-LID entries under the dependency check
   uint64_t columns = 0, recomputed = 0;
 };
 
@@ -191,6 +196,7 @@ void random_walk(const Fabric& base, uint64_t seed, int steps, const std::string
     count.in_place += stats.memo_in_place ? 1 : 0;
     count.columns += stats.columns;
     count.recomputed += stats.columns_recomputed;
+    count.repaired += s.routed.result.report.switch_entries_repaired != 0 ? 1 : 0;
     if (::testing::Test::HasFailure()) return;
   }
 }
@@ -216,6 +222,60 @@ TEST(Reroute, EqualsAFullRouteOnSeededChangesThreeLevels) {
   EXPECT_GT(count.in_place, count.steps / 4) << "half the steps hand their route over";
   std::printf("3L: %d steps, %d incremental (%d in place), %llu of %llu columns re-walked\n", count.steps, count.incremental, count.in_place,
               static_cast<unsigned long long>(count.recomputed), static_cast<unsigned long long>(count.columns));
+}
+
+// Every leaf missing an uplink: the turn switch leaves switch-LID entries
+// empty and the repair fills them against the dependency graph of every
+// route (unicast_engine/switch_repair.cpp), which depends on the whole
+// tables. A reroute empties the repair's leaf-LID fills first and repairs
+// again at the end: still the full route, byte for byte, at every step of
+// walks that start from there, cut or drained further.
+TEST(Reroute, EqualsAFullRouteWhereSwitchLidsAreRepaired) {
+  GeneratorSpec spec = test::roft(64, 8, 3, 16);
+  spec.remove_uplink_per_leaf = 1;
+  const Fabric base = test::generate(spec);
+  WalkCount count;
+  for (uint64_t seed = 1; seed <= 6 && !HasFailure(); ++seed) random_walk(base, seed, 6, "3L uplinks", count);
+  EXPECT_EQ(count.incremental, count.steps);
+  EXPECT_GT(count.repaired, count.steps / 2) << "the repair ran in too few steps to test it";
+  std::printf("3L uplinks: %d steps, %d incremental, %d with entries repaired\n", count.steps, count.incremental,
+              count.repaired);
+}
+
+// A reroute starts from the tables before with the leaf-LID entries that the
+// turn switch and the repair filled emptied again (a leaf LID's column is
+// otherwise kept where its CAs' columns are). So the memo must list exactly
+// those: every entry of a leaf's LID that differs from the route without
+// switch turns, on fabrics where both the turn switch and the repair fill.
+TEST(Reroute, TheMemoListsEveryLeafLidFill) {
+  GeneratorSpec uplinks = test::roft(64, 8, 3, 16);
+  uplinks.remove_uplink_per_leaf = 1;
+  GeneratorSpec cut = test::roft(128, 8, 3, 16);
+  cut.remove_switch_links = 187;
+  cut.seed = 2;
+  for (const GeneratorSpec& spec : {uplinks, cut}) {
+    const Fabric f = test::generate(spec);
+    RoutingOptions o = options_for(f, {});
+    auto tracked = route_unicast_tracked(f, o);
+    o.switch_turns = false;
+    auto plain = route_unicast(f, o);
+    ASSERT_TRUE(tracked.ok() && plain.ok());
+    EXPECT_GT(tracked->result.report.switch_entries_repaired, 0u);
+    SwitchGraph g(f);
+    std::vector<std::pair<uint32_t, uint32_t>> filled, listed;  // (switch, LID)
+    for (uint32_t leaf = 0; leaf < g.num_switches(); ++leaf) {
+      const Lid lid = f.port(f.node(g.node(leaf)).first_port).lid;
+      if (g.num_cas(leaf) == 0 || !lid.valid()) continue;
+      for (uint32_t s = 0; s < g.num_switches(); ++s) {
+        if (tracked->result.tables.get(s, lid) != plain->tables.get(s, lid)) filled.emplace_back(s, lid.value);
+      }
+    }
+    for (const auto& m : tracked->memo->leaf_fills) listed.emplace_back(m.sw, m.lid);
+    std::sort(filled.begin(), filled.end());
+    std::sort(listed.begin(), listed.end());
+    EXPECT_FALSE(filled.empty());
+    EXPECT_EQ(filled, listed) << filled.size() << " leaf-LID entries filled, " << listed.size() << " listed";
+  }
 }
 
 // On a fabric degraded enough that phase B runs in two lanes
