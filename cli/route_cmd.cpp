@@ -31,6 +31,17 @@ nlohmann::json issues_json(const routing::Fabric& f, const std::vector<routing::
   return out;
 }
 
+// Switch LIDs (management traffic): entries filled through the turn switch,
+// by the repair under the dependency check, and those still empty.
+nlohmann::json turns_json(const routing::Fabric& f, const routing::RoutingReport& r) {
+  nlohmann::json turn = nlohmann::json::array();
+  for (railyard::NodeId t : r.turn_switches) turn.push_back(std::string(f.desc(t)));
+  return {{"turn_switches", turn},
+          {"turned", r.switch_entries_turned},
+          {"repaired", r.switch_entries_repaired},
+          {"empty", r.switch_entries_empty}};
+}
+
 struct RouteOptions {
   std::string topo;
   std::string policy;
@@ -81,6 +92,7 @@ void run_route(const RouteOptions& o) {
         {"roots", r.roots},
         {"unreachable_pairs", r.unreachable_pairs},
         {"drained_pairs", r.drained_pairs},
+        {"switch_lids", turns_json(fabric, r)},
         {"unreachable", issues_json(fabric, r.unreachable, 1000)},
         {"through_drained", issues_json(fabric, r.through_drained, 1000)},
         {"timings_ms", {{"read", read_ms}, {"prepare", prep_ms}, {"route", route_ms}, {"write", write_ms}}},
@@ -90,11 +102,14 @@ void run_route(const RouteOptions& o) {
     std::fprintf(stderr,
                  "railyard route: %u switches, %u CA ports, %u LIDs%s; ranking: %s (%u levels, %u roots)\n"
                  "  unreachable CA pairs: %llu; pairs through drained links: %llu\n"
+                 "  switch-LID entries: %llu through the turn switch, %llu repaired, %llu still empty\n"
                  "  read %.1f ms, prepare %.1f ms, route %.1f ms, write %.1f ms\n",
                  r.switches, r.ca_ports, r.lids_routed, assigned ? " (LIDs assigned by railyard)" : "",
                  std::string(routing::to_string(r.ranking)).c_str(), r.levels, r.roots,
                  static_cast<unsigned long long>(r.unreachable_pairs), static_cast<unsigned long long>(r.drained_pairs),
-                 read_ms, prep_ms, route_ms, write_ms);
+                 static_cast<unsigned long long>(r.switch_entries_turned),
+                 static_cast<unsigned long long>(r.switch_entries_repaired),
+                 static_cast<unsigned long long>(r.switch_entries_empty), read_ms, prep_ms, route_ms, write_ms);
     for (size_t i = 0; i < r.unreachable.size() && i < 10; ++i) {
       const auto& u = r.unreachable[i];
       std::fprintf(stderr, "  unreachable: LID %u (%s) from %u CA ports, e.g. %s\n", u.lid.value,
