@@ -175,7 +175,8 @@ SwitchRepair repair_switch_lids(const Fabric& fabric, const SwitchGraph& g, std:
     for (size_t i = 0; i < lids.size(); ++i) columns[i * n + s] = row[lids[i].first];
   }
   for (size_t i = 0; i < lids.size(); ++i) {
-    const auto [lid, owner] = lids[i];
+    const uint16_t lid = lids[i].first;  // not a structured binding: the lambdas below capture it
+    const uint32_t owner = lids[i].second;
     uint8_t* column = columns.data() + i * n;
     if (std::find(column, column + n, kNoPath) == column + n) continue;  // nothing empty
     // Resolve every switch of the owner's piece by walking its entries.
