@@ -24,6 +24,7 @@
 #include "routing/generator.h"
 #include "routing/rails.h"
 #include "routing/routing_plan.h"
+#include "routing/switch_graph.h"
 #include "routing/unicast_engine.h"
 #include "routing/verifier.h"
 #include "tests/routing/cut_oracle.h"
@@ -225,6 +226,7 @@ bool checks_determinism(const Shape& shape, const Scenario& sc) {
 struct Judged {
   std::string name;
   VerifyReport verify;
+  uint64_t switch_pairs_apart = 0;  // (switch, switch LID) pairs in different pieces of the switch graph
   bool deterministic = true;
   AllToAllLoad a2a;
   ShiftSweep rail, cross;
@@ -245,6 +247,34 @@ std::string summary(const Judged& j) {
   if (j.a2a.pairs) s << " unreachable " << j.a2a.pairs - j.a2a.delivered << " lost " << j.a2a.lost_connectable << " |";
   if (j.stability.entries) s << " changed " << j.stability.changed << " crossed " << j.stability.crossed;
   return s.str();
+}
+
+// Pairs (switch, LID of a switch) that no route can join: the two switches
+// are in different pieces of the switch graph (its links as cabled and up).
+uint64_t switch_pairs_apart(const Fabric& f) {
+  SwitchGraph g(f);
+  const uint32_t n = g.num_switches();
+  std::vector<uint32_t> piece(n, SwitchGraph::kNone), size, queue;
+  for (uint32_t s0 = 0; s0 < n; ++s0) {
+    if (piece[s0] != SwitchGraph::kNone) continue;
+    piece[s0] = static_cast<uint32_t>(size.size());
+    queue.assign(1, s0);
+    for (size_t h = 0; h < queue.size(); ++h) {
+      for (uint32_t e = g.begin(queue[h]); e < g.end(queue[h]); ++e) {
+        if (piece[g.remote(e)] == SwitchGraph::kNone) {
+          piece[g.remote(e)] = piece[s0];
+          queue.push_back(g.remote(e));
+        }
+      }
+    }
+    size.push_back(static_cast<uint32_t>(queue.size()));
+  }
+  uint64_t apart = 0;
+  for (uint32_t d = 0; d < n; ++d) {
+    const Port& p0 = f.port(f.node(g.node(d)).first_port);
+    if (p0.lid.valid()) apart += uint64_t{n - size[piece[d]]} << p0.lmc;
+  }
+  return apart;
 }
 
 std::string label(const Shape& shape, const Fabric& f) {
@@ -300,7 +330,10 @@ uint32_t for_each_case(std::span<const Shape> shapes, Scenarios&& scenarios, Nee
         std::optional<RoutingResult> again = route(d, rails);
         j.deterministic = again && again->tables == r->tables;
       }
-      if (needs.verify) j.verify = verify_tables(d.fabric, r->tables);
+      if (needs.verify) {
+        j.verify = verify_tables(d.fabric, r->tables);
+        j.switch_pairs_apart = switch_pairs_apart(d.fabric);
+      }
       CutOracle oracle(d.fabric, d.drained);
       if (needs.a2a) j.a2a = oracle.all_to_all(r->tables);
       if (needs.shifts) {
@@ -330,6 +363,10 @@ void expect_always(const Judged& j) {
   EXPECT_EQ(j.verify.looped, 0u) << j.name;
   EXPECT_TRUE(j.verify.cdg_ca.acyclic) << j.name << ": " << j.verify.cdg_ca.cycle;
   EXPECT_TRUE(j.verify.cdg_all.acyclic) << j.name << ": " << j.verify.cdg_all.cycle;
+  // Every switch LID is reached from every switch of its piece (the turn
+  // switch, then the repair: management traffic by LID works everywhere).
+  EXPECT_EQ(j.verify.switch_pairs - j.verify.switch_pairs_reachable, j.switch_pairs_apart)
+      << j.name << ": (switch, switch LID) pairs unreachable";
   EXPECT_EQ(j.verify.max_stretch, 0u) << j.name;
   EXPECT_TRUE(j.deterministic) << j.name << ": two routes of the same input differ";
 }
