@@ -50,9 +50,10 @@ constexpr uint8_t kNoPath = ForwardingTables::kNoPath;
 // A switch without an entry and a neighbour that reaches the destination,
 // as one key (smaller is taken first) and the channel toward the neighbour:
 // drained links on the way (at most 7 told apart), whether the dependency
-// it needs is new, if so how few the repair added through the neighbour so
-// far (at most 65,535 told apart), hops (at most 255), then the switch's
-// place in GUID order and its port, which make every key distinct.
+// it needs is new, if so the dependencies the repair added through the
+// neighbour so far (more first; at most 65,535 told apart), hops (at most
+// 255), then the switch's place in GUID order and its port, which make every
+// key distinct.
 struct Candidate {
   uint64_t key = 0;
   uint32_t entry = 0;
