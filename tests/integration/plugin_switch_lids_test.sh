@@ -20,9 +20,7 @@ BIN=$(realpath "$3")
 source "$SRC/tests/integration/lib.sh"
 
 ry_require_tools ibsim opensm ibnetdiscover ibroute ibtracert perfquery jq
-PLUGIN_DIR=$BIN/sm_plugin
-[[ -f "$PLUGIN_DIR/libosmrailyard.so" ]] || ry_fail "plugin not built: $PLUGIN_DIR/libosmrailyard.so"
-export LD_LIBRARY_PATH=$PLUGIN_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+ry_plugin_tools "$BIN"
 ry_tmpdir
 
 "$RAILYARD" topo gen --servers 64 --rails 8 --levels 3 --radix 16 --remove-uplink-per-leaf 1 -o f.net 2>gen.err ||
