@@ -132,10 +132,7 @@ ArCheck verify_ar_groups(const Fabric& f, const ArTables& t) {
     return out;
   }
   // Graph entry of every (switch, port), kNone for CA ports and port 0.
-  std::vector<uint32_t> entry(static_cast<size_t>(n) * 256, kNone);
-  for (uint32_t s = 0; s < n; ++s) {
-    for (uint32_t e = g.begin(s); e < g.end(s); ++e) entry[s * 256 + g.port(e)] = e;
-  }
+  const std::vector<uint32_t> entry = entries_by_port(g);
 
   LidWalk walk(f, g, t, out);
   ChannelDependencyGraph cdg(g);

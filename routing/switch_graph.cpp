@@ -75,4 +75,32 @@ uint8_t SwitchGraph::attach_port(PortId ca_port) const {
   return p.remote.valid() ? fabric_->port(p.remote).num.value : 0;
 }
 
+std::vector<uint32_t> entries_by_port(const SwitchGraph& g) {
+  std::vector<uint32_t> out(static_cast<size_t>(g.num_switches()) * 256, SwitchGraph::kNone);
+  for (uint32_t s = 0; s < g.num_switches(); ++s) {
+    for (uint32_t e = g.begin(s); e < g.end(s); ++e) out[static_cast<size_t>(s) * 256 + g.port(e)] = e;
+  }
+  return out;
+}
+
+std::vector<uint32_t> switch_pieces(const SwitchGraph& g) {
+  const uint32_t n = g.num_switches();
+  std::vector<uint32_t> piece(n, SwitchGraph::kNone), queue;
+  for (uint32_t s0 = 0, pieces = 0; s0 < n; ++s0) {
+    if (piece[s0] != SwitchGraph::kNone) continue;
+    piece[s0] = pieces;
+    queue.assign(1, s0);
+    for (size_t h = 0; h < queue.size(); ++h) {
+      for (uint32_t e = g.begin(queue[h]); e < g.end(queue[h]); ++e) {
+        if (piece[g.remote(e)] == SwitchGraph::kNone) {
+          piece[g.remote(e)] = pieces;
+          queue.push_back(g.remote(e));
+        }
+      }
+    }
+    ++pieces;
+  }
+  return piece;
+}
+
 }  // namespace railyard::routing

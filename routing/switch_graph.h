@@ -60,4 +60,13 @@ class SwitchGraph {
   std::vector<uint32_t> ca_count_;
 };
 
+// The graph entry of every (switch, port) at [switch * 256 + port], kNone for
+// port 0, CA ports and ports not in the graph: for walks that read ports out
+// of forwarding tables.
+std::vector<uint32_t> entries_by_port(const SwitchGraph& g);
+
+// The piece of the switch graph each switch is in (0, 1, ... in switch
+// order): no route crosses from one piece to another.
+std::vector<uint32_t> switch_pieces(const SwitchGraph& g);
+
 }  // namespace railyard::routing

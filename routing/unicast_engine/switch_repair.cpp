@@ -79,10 +79,7 @@ SwitchRepair repair_switch_lids(const Fabric& fabric, const SwitchGraph& g, std:
   const uint32_t num_lids = tables.num_lids();
 
   // The channel behind each (switch, port).
-  std::vector<uint32_t> entry_at(static_cast<size_t>(n) * 256, kNone);
-  for (uint32_t s = 0; s < n; ++s) {
-    for (uint32_t e = g.begin(s); e < g.end(s); ++e) entry_at[static_cast<size_t>(s) * 256 + g.port(e)] = e;
-  }
+  const std::vector<uint32_t> entry_at = entries_by_port(g);
   auto channel = [&](uint32_t s, uint8_t port) { return entry_at[static_cast<size_t>(s) * 256 + port]; };
 
   // Every dependency of every route: switch s forwards toward a LID over
@@ -130,21 +127,7 @@ SwitchRepair repair_switch_lids(const Fabric& fabric, const SwitchGraph& g, std:
   std::sort(lids.begin(), lids.end());
 
   // Pieces of the switch graph: no route crosses from one to another.
-  std::vector<uint32_t> piece(n, kNone), queue;
-  for (uint32_t s0 = 0, pieces = 0; s0 < n; ++s0) {
-    if (piece[s0] != kNone) continue;
-    piece[s0] = pieces;
-    queue.assign(1, s0);
-    for (size_t h = 0; h < queue.size(); ++h) {
-      for (uint32_t e = g.begin(queue[h]); e < g.end(queue[h]); ++e) {
-        if (piece[g.remote(e)] == kNone) {
-          piece[g.remote(e)] = pieces;
-          queue.push_back(g.remote(e));
-        }
-      }
-    }
-    ++pieces;
-  }
+  const std::vector<uint32_t> piece = switch_pieces(g);
   if (!deps.sort()) {  // the routes made so far are not deadlock-free: add nothing
     out.cyclic = true;
     return out;

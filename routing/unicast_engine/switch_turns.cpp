@@ -131,29 +131,14 @@ SwitchTurns route_switch_turns(const Fabric& fabric, const SwitchGraph& g, const
 
   // Components of the switch graph (a rail-only fabric has one per rail):
   // no route crosses from one to another, so each gets its own turn switch.
-  std::vector<uint32_t> component(n, kNone), queue;
-  uint32_t components = 0;
-  for (uint32_t s0 = 0; s0 < n; ++s0) {
-    if (component[s0] != kNone) continue;
-    component[s0] = components;
-    queue.assign(1, s0);
-    for (size_t h = 0; h < queue.size(); ++h) {
-      for (uint32_t e = g.begin(queue[h]); e < g.end(queue[h]); ++e) {
-        const uint32_t w = g.remote(e);
-        if (component[w] == kNone) {
-          component[w] = components;
-          queue.push_back(w);
-        }
-      }
-    }
-    ++components;
-  }
+  const std::vector<uint32_t> component = switch_pieces(g);
+  const uint32_t components = n == 0 ? 0 : *std::max_element(component.begin(), component.end()) + 1;
 
   // The turn switch of each component: among switches with a LID whose
   // up-closure is a tree, the one that reaches the most spine and core LIDs
   // plus is reached from the most switches (then lowest rank, then lowest
   // GUID, so the choice does not depend on node order).
-  std::vector<uint32_t> turn(components, kNone), parent(n, kNone), seen(n, 0);
+  std::vector<uint32_t> turn(components, kNone), parent(n, kNone), seen(n, 0), queue;
   uint32_t stamp = 0;
   for (uint32_t c = 0; c < n; ++c) {
     if (base[c] == 0) continue;

@@ -24,11 +24,11 @@
 #include "routing/generator.h"
 #include "routing/rails.h"
 #include "routing/routing_plan.h"
-#include "routing/switch_graph.h"
 #include "routing/unicast_engine.h"
 #include "routing/verifier.h"
 #include "tests/routing/cut_oracle.h"
 #include "tests/routing/path_stability.h"
+#include "tests/routing/switch_pieces_oracle.h"
 #include "tests/routing/degradations.h"
 #include "tests/routing/test_fabrics.h"
 
@@ -249,34 +249,6 @@ std::string summary(const Judged& j) {
   return s.str();
 }
 
-// Pairs (switch, LID of a switch) that no route can join: the two switches
-// are in different pieces of the switch graph (its links as cabled and up).
-uint64_t switch_pairs_apart(const Fabric& f) {
-  SwitchGraph g(f);
-  const uint32_t n = g.num_switches();
-  std::vector<uint32_t> piece(n, SwitchGraph::kNone), size, queue;
-  for (uint32_t s0 = 0; s0 < n; ++s0) {
-    if (piece[s0] != SwitchGraph::kNone) continue;
-    piece[s0] = static_cast<uint32_t>(size.size());
-    queue.assign(1, s0);
-    for (size_t h = 0; h < queue.size(); ++h) {
-      for (uint32_t e = g.begin(queue[h]); e < g.end(queue[h]); ++e) {
-        if (piece[g.remote(e)] == SwitchGraph::kNone) {
-          piece[g.remote(e)] = piece[s0];
-          queue.push_back(g.remote(e));
-        }
-      }
-    }
-    size.push_back(static_cast<uint32_t>(queue.size()));
-  }
-  uint64_t apart = 0;
-  for (uint32_t d = 0; d < n; ++d) {
-    const Port& p0 = f.port(f.node(g.node(d)).first_port);
-    if (p0.lid.valid()) apart += uint64_t{n - size[piece[d]]} << p0.lmc;
-  }
-  return apart;
-}
-
 std::string label(const Shape& shape, const Fabric& f) {
   std::string l = fabric_label(f);
   if (shape.kind != TopologyKind::kRoft) l += " " + std::string(to_string(shape.kind));
@@ -332,7 +304,7 @@ uint32_t for_each_case(std::span<const Shape> shapes, Scenarios&& scenarios, Nee
       }
       if (needs.verify) {
         j.verify = verify_tables(d.fabric, r->tables);
-        j.switch_pairs_apart = switch_pairs_apart(d.fabric);
+        j.switch_pairs_apart = test::switch_pairs_apart(d.fabric);
       }
       CutOracle oracle(d.fabric, d.drained);
       if (needs.a2a) j.a2a = oracle.all_to_all(r->tables);

@@ -18,6 +18,7 @@
 #include "routing/switch_graph.h"
 #include "routing/unicast_engine.h"
 #include "routing/verifier.h"
+#include "tests/routing/switch_pieces_oracle.h"
 #include "tests/routing/test_fabrics.h"
 
 namespace railyard::routing {
@@ -120,43 +121,11 @@ Compared route_both_ways(const Fabric& f, const policies::Policy& policy, const 
   return out;
 }
 
-// Every switch reaches every spine and core LID of its piece (and with
-// `leaves`, every leaf LID too): the pairs left unreachable are exactly the
-// pairs in different pieces.
-uint64_t pairs_across_pieces(const Fabric& f, bool leaves = false) {
-  SwitchGraph g(f);
-  const uint32_t n = g.num_switches();
-  std::vector<uint32_t> piece(n, SwitchGraph::kNone), size, queue;
-  for (uint32_t s0 = 0; s0 < n; ++s0) {
-    if (piece[s0] != SwitchGraph::kNone) continue;
-    const uint32_t id = static_cast<uint32_t>(size.size());
-    piece[s0] = id;
-    queue.assign(1, s0);
-    for (size_t h = 0; h < queue.size(); ++h) {
-      for (uint32_t e = g.begin(queue[h]); e < g.end(queue[h]); ++e) {
-        if (piece[g.remote(e)] == SwitchGraph::kNone) {
-          piece[g.remote(e)] = id;
-          queue.push_back(g.remote(e));
-        }
-      }
-    }
-    size.push_back(static_cast<uint32_t>(queue.size()));
-  }
-  // Sources outside the piece of each spine or core with a LID.
-  uint64_t across = 0;
-  for (uint32_t d = 0; d < n; ++d) {
-    if ((leaves || g.num_cas(d) == 0) && f.port(f.node(g.node(d)).first_port).lid.valid()) {
-      across += n - size[piece[d]];
-    }
-  }
-  return across;
-}
-
 void expect_all_switch_lids_reached(const Fabric& f, const std::string& what, const policies::Policy& policy = {}) {
   Compared c = route_both_ways(f, policy, what);
-  EXPECT_EQ(c.core_unreachable_after, pairs_across_pieces(f)) << what << ": " << c.core_unreachable_before << " before";
+  EXPECT_EQ(c.core_unreachable_after, test::switch_pairs_apart(f, false)) << what << ": " << c.core_unreachable_before << " before";
   // The verifier's walks: every switch to every switch LID, leaves' too.
-  EXPECT_EQ(c.unreachable_after, pairs_across_pieces(f, true))
+  EXPECT_EQ(c.unreachable_after, test::switch_pairs_apart(f))
       << what << ": every switch LID, leaves' too; " << c.unreachable_before << " before";
 }
 
