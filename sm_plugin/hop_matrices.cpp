@@ -190,9 +190,20 @@ bool HopMatrices::read_graph(osm_subn_t& subn) {
   std::unordered_map<const osm_node_t*, uint32_t> index;
   index.reserve(n);
   lids_.resize(n);
+  guids_.resize(n);
+  index_.clear();
+  index_.reserve(n);
+  uint16_t max_lid = 0;
   for (uint32_t i = 0; i < n; ++i) {
     index.emplace(switches_[i]->p_node, i);
+    index_.emplace(switches_[i], i);
     lids_[i] = lid_of(switches_[i]);
+    guids_[i] = osm_node_get_node_guid(switches_[i]->p_node);
+    max_lid = std::max(max_lid, lids_[i]);
+  }
+  index_by_lid_.assign(static_cast<size_t>(max_lid) + 1, kNoIndex);
+  for (uint32_t i = 0; i < n; ++i) {
+    if (lids_[i] != 0) index_by_lid_[lids_[i]] = i;  // shared LIDs: build() declines
   }
 
   edge_begin_.assign(1, 0);
@@ -375,7 +386,56 @@ Result<uint64_t> HopMatrices::write_all_rows(uint32_t n, uint32_t targets, doubl
   return *first + **second;
 }
 
-Result<HopStats> HopMatrices::build(osm_subn_t& subn) {
+uint32_t HopMatrices::index_of(const osm_switch_t* sw) const {
+  const auto it = index_.find(sw);
+  if (it == index_.end()) return kNoIndex;
+  // The same object may be a new switch since the last build (OpenSM freed
+  // the old one and allocated this at its address): only its GUID tells.
+  const uint32_t s = it->second;
+  return sw->p_node != nullptr && osm_node_get_node_guid(sw->p_node) == guids_[s] ? s : kNoIndex;
+}
+
+// The count a row holds at the port of `edge` toward switch t: as
+// cable_column and the unhealthy case of write_rows.
+uint8_t HopMatrices::edge_hops(const Edge& edge, uint32_t t) const {
+  if (!edge.healthy) return edge.to == t ? 1 : OSM_NO_PATH;
+  const uint8_t d = dist_[edge.to * stride_ + t];
+  return d == OSM_NO_PATH ? OSM_NO_PATH : static_cast<uint8_t>(std::min<uint32_t>(d + 1u, kMaxHops));
+}
+
+uint8_t HopMatrices::least_hops(const osm_switch_t* sw, uint16_t lid) const {
+  if (!have_distances_) return OSM_NO_PATH;
+  const uint32_t s = index_of(sw), t = index_of_lid(lid);
+  if (s == kNoIndex || t == kNoIndex) return OSM_NO_PATH;
+  // D(s, t) is the least over s's ports (hop_matrices.h): a direct cable of
+  // any health is 1, else 1 + D(y, t) over healthy neighbours y.
+  return least_hops_between(s, t);
+}
+
+uint8_t HopMatrices::hop_count(const osm_switch_t* sw, uint16_t lid, uint8_t port) const {
+  if (port == 0) return least_hops(sw, lid);
+  if (!have_distances_) return OSM_NO_PATH;
+  const uint32_t s = index_of(sw), t = index_of_lid(lid);
+  if (s == kNoIndex || t == kNoIndex) return OSM_NO_PATH;
+  for (uint32_t e = edge_begin_[s]; e < edge_begin_[s + 1]; ++e) {
+    if (edges_[e].port == port) return edge_hops(edges_[e], t);
+  }
+  return OSM_NO_PATH;  // no cable to a switch on this port
+}
+
+uint8_t HopMatrices::first_least_port(const osm_switch_t* sw, uint16_t lid) const {
+  const uint8_t least = least_hops(sw, lid);
+  if (least == OSM_NO_PATH || least == 0) return OSM_NO_PATH;
+  const uint32_t s = index_of(sw), t = index_of_lid(lid);
+  // Edges are in port order (read_graph): the first that matches is the
+  // lowest port.
+  for (uint32_t e = edge_begin_[s]; e < edge_begin_[s + 1]; ++e) {
+    if (edge_hops(edges_[e], t) == least) return edges_[e].port;
+  }
+  return OSM_NO_PATH;
+}
+
+Result<HopStats> HopMatrices::build(osm_subn_t& subn, bool rows) {
   // OpenSM sets every switch port's hop weight (hop_wf) inside its own matrix
   // builder: 1, or from hop_weights_file, which only OpenSM parses.
   if (subn.opt.hop_weights_file != nullptr && *subn.opt.hop_weights_file != '\0') {
@@ -426,6 +486,11 @@ Result<HopStats> HopMatrices::build(osm_subn_t& subn) {
   // array (indexed by LID): the next switch's are prefetched while this one's
   // rows are built. Two threads take half of the switches each
   // (write_all_rows).
+  if (!rows) {
+    stats.cpu_ms = thread_cpu_ms() - cpu_start;
+    return stats;
+  }
+  stats.rows_written = true;
   const auto t_rows = Clock::now();
   uint32_t targets = 0;  // switches with a LID: the first ones (LID order)
   while (targets < n && lids_[targets] != 0) ++targets;

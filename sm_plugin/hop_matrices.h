@@ -65,6 +65,7 @@ struct HopStats {
   uint32_t switches = 0;
   uint64_t entries = 0;         // (switch, LID, port) hop counts written
   uint64_t rows_allocated = 0;  // rows OpenSM did not have yet (first sweep, new switches)
+  bool rows_written = false;    // false: distances only (build's `rows`)
   uint32_t arrays_prefaulted = 0;  // switches' hops[] arrays new since the last build, faulted in for writing
   bool distances_reused = false;
   double distances_ms = 0;      // switch graph + all-pairs distances
@@ -79,7 +80,37 @@ class HopMatrices {
   // two switches on one LID); errors part-way only when OpenSM cannot
   // allocate a row. Either way the caller lets OpenSM build the matrices
   // (its builder only lowers counts, and every count written here is exact).
-  Result<HopStats> build(osm_subn_t& subn);
+  // With `rows` false only the distances are worked out: OpenSM reads no
+  // row when the plugin builds the multicast trees (mcast_tree.h) and no
+  // dump is written (the dumps need OSM_LOG_ROUTING); the rows OpenSM has
+  // stay as osm_switch_prepare_path_rebuild left them (absent or all
+  // OSM_NO_PATH: "no path", which only the dumps would print).
+  Result<HopStats> build(osm_subn_t& subn, bool rows = true);
+
+  // What OpenSM's row hops[lid][port] holds (or would hold, when the rows
+  // were not written) after the last successful build, answered from its
+  // distances: port 0 the least over all ports, 0 at a switch's own LID,
+  // OSM_NO_PATH where there is no row. OSM_NO_PATH too for a switch or a LID
+  // that build() did not see (a switch is recognised by its object and node
+  // GUID, never by its object alone). current() is false until a build
+  // succeeds, and after one that failed.
+  bool current() const { return have_distances_; }
+  uint8_t least_hops(const osm_switch_t* sw, uint16_t lid) const;
+  uint8_t hop_count(const osm_switch_t* sw, uint16_t lid, uint8_t port) const;
+  // osm_switch_recommend_mcast_path's choice toward a switch LID: the
+  // lowest port (1 and up) whose count equals the least; OSM_NO_PATH if
+  // there is no path or `sw` is the LID's own switch.
+  uint8_t first_least_port(const osm_switch_t* sw, uint16_t lid) const;
+
+  // The same by switch index, for a search over many pairs: the index of a
+  // switch object or of a switch LID in the last build (kNoIndex: none),
+  // and least_hops between two indices (valid ones, current() true).
+  static constexpr uint32_t kNoIndex = UINT32_MAX;
+  uint32_t index_of(const osm_switch_t* sw) const;
+  uint32_t index_of_lid(uint16_t lid) const {
+    return lid < index_by_lid_.size() ? index_by_lid_[lid] : kNoIndex;
+  }
+  uint8_t least_hops_between(uint32_t s, uint32_t t) const { return dist_[s * stride_ + t]; }
 
  private:
   struct Edge {
@@ -99,8 +130,13 @@ class HopMatrices {
   // time goes to *worker_cpu_ms.
   Result<uint64_t> write_all_rows(uint32_t n, uint32_t targets, double* worker_cpu_ms) const;
 
+  uint8_t edge_hops(const Edge& edge, uint32_t t) const;
+
   std::vector<osm_switch_t*> switches_;
   std::vector<uint16_t> lids_;          // per switch index; 0 = none
+  std::vector<uint64_t> guids_;         // per switch index: its node GUID (network order)
+  std::unordered_map<const osm_switch_t*, uint32_t> index_;  // switch object -> index
+  std::vector<uint32_t> index_by_lid_;  // LID -> switch index, kNoIndex where no switch has it
   std::vector<uint32_t> edge_begin_;    // CSR: out edges of i in [edge_begin_[i], edge_begin_[i+1])
   std::vector<Edge> edges_;
   // The previous sweep's graph, for reuse.

@@ -30,6 +30,7 @@ extern "C" {
 #define delete delete_
 #include <opensm/osm_config.h>  // must stay first of the OpenSM headers
 #include <opensm/osm_event_plugin.h>
+#include <opensm/osm_file_ids.h>
 #include <opensm/osm_log.h>
 #include <opensm/osm_node.h>
 #include <opensm/osm_opensm.h>

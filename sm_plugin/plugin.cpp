@@ -171,6 +171,7 @@ struct Plugin {
   RoutingPass pass_;
   std::unique_ptr<EventChannel> events_;  // null: events off
   std::unique_ptr<FastPath> fast_;        // null: commands go to OpenSM's force_reroute
+  osm_routing_engine_t* engine_ = nullptr;  // OpenSM's entry for this engine, once set up
 };
 
 void log_exception(osm_opensm_t* osm, const char* where) noexcept {
@@ -194,15 +195,32 @@ int build_fwd_tables(void* context) noexcept {
   }
 }
 
-// build_lid_matrices: 0 = written, 1 = OpenSM builds them itself.
+// mcast_build_stree: a group's tree from the distances of this pass.
+ib_api_status_t build_mcast_stree(void* context, osm_mgrp_box_t* mbox) noexcept {
+  auto* plugin = static_cast<Plugin*>(context);
+  if (mbox == nullptr) return IB_INVALID_PARAMETER;
+  try {
+    return plugin->pass_.build_mcast_tree(*mbox);
+  } catch (...) {
+    log_exception(plugin->osm_, "multicast tree not built");
+    return IB_ERROR;
+  }
+}
+
+// build_lid_matrices: 0 = written, 1 = OpenSM builds them itself. The
+// multicast trees are the plugin's exactly when its distances are this
+// pass's: otherwise OpenSM's builder reads the rows OpenSM wrote.
 int build_lid_matrices(void* context) noexcept {
   auto* plugin = static_cast<Plugin*>(context);
+  int rc = 1;
   try {
-    return plugin->pass_.build_hop_matrices();
+    rc = plugin->pass_.build_hop_matrices();
   } catch (...) {
     log_exception(plugin->osm_, "hop matrices left to OpenSM");
-    return 1;
+    rc = 1;
   }
+  if (plugin->engine_ != nullptr) plugin->engine_->mcast_build_stree = rc == 0 ? build_mcast_stree : nullptr;
+  return rc;
 }
 
 int setup_engine(osm_routing_engine_t* engine, osm_opensm_t* osm) noexcept {
@@ -215,6 +233,8 @@ int setup_engine(osm_routing_engine_t* engine, osm_opensm_t* osm) noexcept {
   // when configured so (NULL).
   auto* plugin = static_cast<Plugin*>(engine->context);
   engine->build_lid_matrices = plugin->config_.railyard_hop_matrices ? build_lid_matrices : nullptr;
+  engine->mcast_build_stree = nullptr;  // set by build_lid_matrices once the plugin's distances are built
+  plugin->engine_ = engine;
   engine->ucast_build_fwd_tables = build_fwd_tables;
   engine->ucast_dump_tables = nullptr;   // never called by 3.3.23
   engine->destroy = nullptr;             // the plugin's delete() owns the context

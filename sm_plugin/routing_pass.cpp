@@ -15,6 +15,7 @@
 #include "routing/fabric_fingerprint.h"
 #include "sm_plugin/hop_matrices.h"
 #include "sm_plugin/elapsed.h"
+#include "sm_plugin/mcast_tree.h"
 #include "sm_plugin/subnet_snapshot.h"
 #include "sm_plugin/table_writer.h"
 
@@ -30,13 +31,26 @@ constexpr size_t kIssuesLogged = 10;
 
 int RoutingPass::build_hop_matrices() {
   const auto t = Clock::now();
-  auto stats = hop_matrices_.build(osm_->subn);
+  // After the pass OpenSM reads the rows only for its multicast trees, which
+  // the plugin builds itself from the distances (mcast_tree.h), and for the
+  // dumps of OSM_LOG_ROUTING (opensm-lid-matrix.dump, opensm.fdbs): the rows
+  // are written only when those will be.
+  // (As osm_dump.c asks: the global level or the dump module's own.)
+  const bool rows = osm_log_is_active_v2(&osm_->log, OSM_LOG_ROUTING, OSM_FILE_DUMP_C) != 0;
+  auto stats = hop_matrices_.build(osm_->subn, rows);
   if (!stats) {
     hops_ms_ = -1;
     logger_.log(LogLevel::kError, "hop matrices not written (%s); OpenSM builds them", stats.error().message.c_str());
     return 1;
   }
   hops_ms_ = ms_since(t);
+  if (!stats->rows_written) {
+    logger_.log(LogLevel::kVerbose,
+                "hop matrices: %u switches, distances only in %.1f ms (cpu %.1f ms; distances %.1f ms%s, rows not "
+                "written: no routing dump, multicast trees by railyard)",
+                stats->switches, hops_ms_, stats->cpu_ms, stats->distances_ms, stats->distances_reused ? " reused" : "");
+    return 0;
+  }
   logger_.log(LogLevel::kVerbose,
               "hop matrices: %u switches, %llu entries in %.1f ms (cpu %.1f ms; distances %.1f ms%s, rows %.1f ms, "
               "%llu allocated, %u arrays prefaulted)",
@@ -44,6 +58,17 @@ int RoutingPass::build_hop_matrices() {
               stats->distances_ms, stats->distances_reused ? " reused" : "", stats->rows_ms,
               static_cast<unsigned long long>(stats->rows_allocated), stats->arrays_prefaulted);
   return 0;
+}
+
+ib_api_status_t RoutingPass::build_mcast_tree(osm_mgrp_box_t& mbox) {
+  const auto t = Clock::now();
+  McastTreeStats stats;
+  const ib_api_status_t status = sm_plugin::build_mcast_tree(osm_->sm, mbox, hop_matrices_, logger_, &stats);
+  logger_.log(LogLevel::kVerbose,
+              "multicast MLID 0x%X: %u member ports, tree of %u switches (depth %u) from root 0x%016llx in %.2f ms%s",
+              mbox.mlid, stats.members, stats.switches, stats.depth, static_cast<unsigned long long>(stats.root_guid),
+              ms_since(t), stats.unrouted != 0 ? ", some members unreachable (logged)" : "");
+  return status;
 }
 
 RoutingPass::PolicyRead RoutingPass::read_policy(bool force) {

@@ -52,9 +52,13 @@ class RoutingPass {
   // boundary in plugin.cpp catches everything.
   int run();
 
-  // The build_lid_matrices callback body: 0 = matrices written; 1 = not
-  // written (logged), OpenSM builds them itself.
+  // The build_lid_matrices callback body: 0 = the distances worked out
+  // (and the rows written when OpenSM will dump them); 1 = not (logged),
+  // OpenSM builds the matrices itself.
   int build_hop_matrices();
+  // The mcast_build_stree callback body (mcast_tree.h), only after
+  // build_hop_matrices returned 0: the plugin unsets the hook otherwise.
+  ib_api_status_t build_mcast_tree(osm_mgrp_box_t& mbox);
 
   uint64_t passes() const { return passes_; }
 

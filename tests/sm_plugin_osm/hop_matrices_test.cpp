@@ -319,6 +319,110 @@ TEST(HopMatricesTest, EqualsOpenSMsBuilderOnRandomSubnets) {
   EXPECT_GE(recomputed, 12 * 5) << "health flips that changed the graph (new distances)";
 }
 
+// Every (switch, LID, port) count of OpenSM's reference rows, against what
+// the plugin answers from its distances (mcast_tree.cpp's reads): "" if all
+// equal, else the first difference. first_least_port against the port
+// osm_switch_recommend_mcast_path takes from the rows: the lowest with the
+// least count (none toward the switch's own LID or where there is no path).
+std::string first_different_lookup(const HopMatrices& matrices, const FakeSubnet& ours, const FakeSubnet& theirs) {
+  for (size_t i = 0; i < theirs.switches().size(); ++i) {
+    const osm_switch_t* a = ours.switches()[i];
+    const osm_switch_t* b = theirs.switches()[i];
+    for (uint16_t lid = 0; lid <= b->max_lid_ho + 2; ++lid) {
+      const std::string where = "switch " + std::to_string(i) + ", LID " + std::to_string(lid);
+      const uint8_t least = osm_switch_get_least_hops(b, lid);
+      for (uint8_t port = 0; port < b->num_ports; ++port) {
+        const uint8_t want = osm_switch_get_hop_count(b, lid, port);
+        const uint8_t got = matrices.hop_count(a, lid, port);
+        if (want != got) {
+          return where + ", port " + std::to_string(port) + ": " + std::to_string(want) + " vs " + std::to_string(got);
+        }
+      }
+      if (matrices.least_hops(a, lid) != least) return where + ": least differs";
+      uint8_t first = OSM_NO_PATH;
+      if (least != OSM_NO_PATH && least != 0) {
+        for (uint8_t port = 1; port < b->num_ports && first == OSM_NO_PATH; ++port) {
+          if (osm_switch_get_hop_count(b, lid, port) == least) first = port;
+        }
+      }
+      if (matrices.first_least_port(a, lid) != first) {
+        return where + ": first least port " + std::to_string(first) + " vs " +
+               std::to_string(matrices.first_least_port(a, lid));
+      }
+    }
+  }
+  return "";
+}
+
+TEST(HopMatricesTest, DistancesWithoutRowsAnswerAsOpenSMsRows) {
+  const Shape shapes[] = {
+      {1, 6, 2, 0.0, 0}, {12, 8, 20, 0.0, 0}, {30, 12, 60, 0.1, 2}, {60, 16, 120, 0.05, 3}, {70, 24, 90, 0.2, 0},
+  };
+  int cases = 0;
+  for (uint32_t seed = 1; seed <= 8; ++seed) {
+    for (const Shape& shape : shapes) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + ", " + std::to_string(shape.switches) + " switches");
+      std::mt19937 rng(seed * 104729 + static_cast<uint32_t>(shape.switches));
+      FakeSubnet ours, theirs;
+      std::vector<std::pair<osm_switch_t*, uint8_t>> ours_ports, theirs_ports;
+      std::mt19937 rng2 = rng;
+      build_random(ours, shape, rng, ours_ports);
+      build_random(theirs, shape, rng2, theirs_ports);
+
+      HopMatrices matrices;
+      EXPECT_FALSE(matrices.current());
+      auto built = matrices.build(ours.subn(), /*rows=*/false);
+      ASSERT_TRUE(built.ok()) << built.error().message;
+      EXPECT_FALSE(built->rows_written);
+      EXPECT_EQ(0u, ours.allocated_rows()) << "no row written";
+      EXPECT_TRUE(matrices.current());
+      theirs.opensm_build();
+      ASSERT_EQ("", first_different_lookup(matrices, ours, theirs));
+
+      // Health flips on both copies: the answers follow the new distances.
+      if (!ours_ports.empty()) {
+        std::uniform_int_distribution<size_t> pick(0, ours_ports.size() - 1);
+        for (int k = 0; k < 3; ++k) {
+          const size_t i = pick(rng);
+          const bool healthy = ours_ports[i].first->p_node->physp_table[ours_ports[i].second].healthy == FALSE;
+          ours.set_healthy(ours_ports[i].first, ours_ports[i].second, healthy);
+          theirs.set_healthy(theirs_ports[i].first, theirs_ports[i].second, healthy);
+        }
+        theirs.clear_rows();
+        ASSERT_TRUE(matrices.build(ours.subn(), false).ok());
+        theirs.opensm_build();
+        ASSERT_EQ("", first_different_lookup(matrices, ours, theirs));
+      }
+      ++cases;
+    }
+  }
+  EXPECT_EQ(8 * 5, cases);
+}
+
+TEST(HopMatricesTest, LookupsKnowOnlyTheSwitchesOfTheLastBuild) {
+  FakeSubnet net;
+  osm_switch_t* a = net.add_switch(1, 4, 1, 10);
+  osm_switch_t* b = net.add_switch(2, 4, 2, 10);
+  net.cable(a, 1, b, 2);
+  HopMatrices matrices;
+  ASSERT_TRUE(matrices.build(net.subn(), false).ok());
+  EXPECT_EQ(1, matrices.least_hops(a, 2));
+  EXPECT_EQ(1, matrices.first_least_port(a, 2));
+  EXPECT_EQ(2, matrices.first_least_port(b, 1));
+  EXPECT_EQ(OSM_NO_PATH, matrices.first_least_port(a, 1)) << "its own LID";
+  EXPECT_EQ(OSM_NO_PATH, matrices.least_hops(a, 3)) << "a LID no switch had";
+  // The same object now another switch (OpenSM freed the old one and
+  // allocated the new one at its address): its GUID tells them apart.
+  b->p_node->node_info.node_guid = cl_hton64(0xabc);
+  EXPECT_EQ(OSM_NO_PATH, matrices.least_hops(b, 1));
+  EXPECT_EQ(OSM_NO_PATH, matrices.first_least_port(b, 1));
+  // A build that declines leaves nothing to answer from.
+  net.add_switch(3, 4, 1, 10);  // shares LID 1
+  ASSERT_FALSE(matrices.build(net.subn(), false).ok());
+  EXPECT_FALSE(matrices.current());
+  EXPECT_EQ(OSM_NO_PATH, matrices.least_hops(a, 2));
+}
+
 TEST(HopMatricesTest, StaleRowsFromAnotherEngineAreOverwritten) {
   // A row that holds counts another engine wrote (OpenSM did not clear it in
   // between) must read as railyard's afterwards, also where there is no path.
