@@ -6,13 +6,20 @@
 // rounds over all switch pairs through function calls, which measured ~8 s of
 // the routing stage (OpenSM's lock held) at 640 switches / 8,192 CAs.
 //
-// What OpenSM reads (3.3.23), and so what is written: one row per (switch,
-// switch LID) — CA LIDs are resolved through the switch they hang off — with
-// every port, not only the least: multicast (osm_switch_recommend_mcast_path)
-// takes the first port whose count equals hops[lid][0], its tree root search
-// reads hops[lid][0], osm_switch_recommend_path (minhop, a fallback) and the
-// lid-matrix / LFT dumps read every port. SA PathRecords walk the LFTs, not
-// these matrices. A pair with no path leaves its row absent or all OSM_NO_PATH.
+// What OpenSM reads (3.3.23): one row per (switch, switch LID) — CA LIDs are
+// resolved through the switch they hang off — with every port, not only the
+// least: multicast (osm_switch_recommend_mcast_path) takes the first port
+// whose count equals hops[lid][0], its tree root search reads hops[lid][0],
+// osm_switch_recommend_path (minhop, a fallback) and the lid-matrix / LFT
+// dumps read every port. SA PathRecords walk the LFTs, not these matrices.
+// A pair with no path leaves its row absent or all OSM_NO_PATH.
+//
+// What is written: after a railyard pass the multicast trees are the
+// plugin's (mcast_tree.h, the same choices answered from the distances
+// here: least_hops, hop_count, first_least_port), minhop's fallback builds
+// its own matrices, so only the dumps would read the rows: build() writes
+// them when asked to (the routing pass asks when OSM_LOG_ROUTING is on),
+// else it works out the distances alone.
 //
 // Same values as osm_ucast_mgr_build_lid_matrices (OpenSM 3.3.23):
 //  - a switch's own base LID: 0 hops at port 0;

@@ -187,12 +187,23 @@ void log_exception(osm_opensm_t* osm, const char* where) noexcept {
 // ucast_build_fwd_tables: 0 = tables written, -1 = OpenSM falls back.
 int build_fwd_tables(void* context) noexcept {
   auto* plugin = static_cast<Plugin*>(context);
+  int rc = -1;
   try {
-    return plugin->pass_.run();
+    rc = plugin->pass_.run();
   } catch (...) {
     log_exception(plugin->osm_, "routing pass refused, OpenSM falls back");
-    return -1;
+    rc = -1;
   }
+  if (rc != 0) {
+    // Whatever OpenSM does next may read the rows railyard skipped (with
+    // no_fallback_routing_engine, its own multicast builder reads them).
+    try {
+      plugin->pass_.write_hop_rows_after_refusal();
+    } catch (...) {
+      log_exception(plugin->osm_, "hop rows after a refused pass");
+    }
+  }
+  return rc;
 }
 
 // mcast_build_stree: a group's tree from the distances of this pass.

@@ -40,10 +40,12 @@ int RoutingPass::build_hop_matrices() {
   auto stats = hop_matrices_.build(osm_->subn, rows);
   if (!stats) {
     hops_ms_ = -1;
+    hop_rows_skipped_ = false;
     logger_.log(LogLevel::kError, "hop matrices not written (%s); OpenSM builds them", stats.error().message.c_str());
     return 1;
   }
   hops_ms_ = ms_since(t);
+  hop_rows_skipped_ = !stats->rows_written;
   if (!stats->rows_written) {
     logger_.log(LogLevel::kVerbose,
                 "hop matrices: %u switches, distances only in %.1f ms (cpu %.1f ms; distances %.1f ms%s, rows not "
@@ -58,6 +60,19 @@ int RoutingPass::build_hop_matrices() {
               stats->distances_ms, stats->distances_reused ? " reused" : "", stats->rows_ms,
               static_cast<unsigned long long>(stats->rows_allocated), stats->arrays_prefaulted);
   return 0;
+}
+
+void RoutingPass::write_hop_rows_after_refusal() {
+  if (!hop_rows_skipped_) return;
+  auto stats = hop_matrices_.build(osm_->subn, /*rows=*/true);
+  if (!stats) {
+    hop_rows_skipped_ = false;  // OpenSM's next builder writes them
+    logger_.log(LogLevel::kError, "hop rows not written after the refused pass (%s)", stats.error().message.c_str());
+    return;
+  }
+  hop_rows_skipped_ = false;
+  logger_.log(LogLevel::kVerbose, "hop matrices: rows written after the refused pass (%llu entries, %.1f ms)",
+              static_cast<unsigned long long>(stats->entries), stats->rows_ms);
 }
 
 ib_api_status_t RoutingPass::build_mcast_tree(osm_mgrp_box_t& mbox) {

@@ -59,6 +59,10 @@ class RoutingPass {
   // The mcast_build_stree callback body (mcast_tree.h), only after
   // build_hop_matrices returned 0: the plugin unsets the hook otherwise.
   ib_api_status_t build_mcast_tree(osm_mgrp_box_t& mbox);
+  // After run() refused: if this pass's matrices were distances only, the
+  // rows too (the distances reused), since OpenSM's multicast builder may
+  // now read them (no fallback engine to build its own).
+  void write_hop_rows_after_refusal();
 
   uint64_t passes() const { return passes_; }
 
@@ -130,6 +134,7 @@ class RoutingPass {
   bool have_last_planned_ = false;
   uint64_t passes_ = 0;
   double hops_ms_ = -1;  // this pass's hop matrices; < 0 = built by OpenSM
+  bool hop_rows_skipped_ = false;  // the last build succeeded with distances only
   HopMatrices hop_matrices_;  // its buffers and last switch graph, kept between passes
   RequestBook& requests_;
   EventChannel* events_ = nullptr;
