@@ -36,7 +36,8 @@ void BM_Route(benchmark::State& state) {
   state.counters["peak_rss_MB"] = railyard::bench::peak_rss_mb();
 }
 
-// Degraded: range(1) = switch links cut, per mille (-1: one link).
+// Degraded: range(1) = switch links cut, per mille (-1: one link; 0: none,
+// the healthy tree).
 void BM_RouteDegraded(benchmark::State& state) {
   const Fabric& f = railyard::bench::roft(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
   RoutingOptions options = plan_routing(f, {}, map_rails(f, {})).value();
@@ -115,11 +116,13 @@ int main(int argc, char** argv) {
   return railyard::bench::run(argc, argv, [] {
     benchmark::RegisterBenchmark("route/3level_roft", BM_Route)->Apply(railyard::bench::sizes);
     benchmark::RegisterBenchmark("verify/3level_roft", BM_Verify)->Apply(railyard::bench::sizes);
-    // One link down, 1% and 5% of the switch links cut, at 2k and 16k CAs.
+    // Healthy (0), one link down (-1), 1% and 5% of the switch links cut, at
+    // 2k and 16k CAs; three runs each, for the median (route/ above runs
+    // once, its first run in the process: page faults included).
     auto* degraded = benchmark::RegisterBenchmark("route_degraded/3level_roft", BM_RouteDegraded);
     for (int servers : {256, 2048}) {
       if (servers == 2048 && railyard::bench::skip_large()) continue;
-      for (int cut : {-1, 10, 50}) degraded->Args({servers, cut});
+      for (int cut : {0, -1, 10, 50}) degraded->Args({servers, cut});
     }
     degraded->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(3);
     auto* reroute = benchmark::RegisterBenchmark("reroute_one_link/3level_roft", BM_Reroute);
