@@ -44,12 +44,15 @@ class TreeBuilder {
       }
     }
     struct Target {
-      uint32_t index;  // kNoIndex: a switch the distances do not know, OSM_NO_PATH from everywhere
+      uint32_t index;  // kNoIndex: a LID the distances do not know, OSM_NO_PATH from everywhere
       uint32_t extra;
     };
     std::vector<Target> targets;
     targets.reserve(extra.size());
-    for (const auto& [sw, e] : extra) targets.push_back({hops_.index_of(sw), e});
+    // By LID, as OpenSM reads hops[lid]: a switch without one is out of reach.
+    for (const auto& [sw, e] : extra) {
+      targets.push_back({hops_.index_of_lid(cl_ntoh16(osm_node_get_base_lid(sw->p_node, 0))), e});
+    }
 
     osm_switch_t* best = nullptr;
     uint32_t best_hops = 10000;  // OpenSM's start: any count beats it

@@ -95,7 +95,8 @@ def mft_ports(lines, mlid):
             out[lid] = set()
             continue
         if line.lstrip().startswith('Ports:') and lid:
-            cols = {m.start(): int(m.group()) for m in re.finditer(r'\d+', line)}
+            # Port i is the i-th column (the header prints ports >= 10 by their last digit).
+            cols = {m.start(): i for i, m in enumerate(re.finditer(r'\d', line))}
             continue
         m = re.match(r'^0x([0-9a-fA-F]+)\s', line)
         if m and lid and int(m.group(1), 16) == mlid:
