@@ -5,8 +5,9 @@
 //                         # paths are taken from the config file's folder.
 //                         # Absent: the default policy.
 //   log_level: info       # error | info | verbose | debug
-//   hop_matrices: railyard  # railyard | opensm: who fills OpenSM's min-hop
-//                           # matrices (hop_matrices.h); same values, railyard's
+//   hop_matrices: railyard  # railyard | opensm: who builds OpenSM's min-hop
+//                           # matrices (hop_matrices.h) and multicast trees
+//                           # (mcast_tree.h); same values and trees, railyard's
 //                           # is faster
 //   heap: keep             # keep | release: whether memory freed by a pass
 //                          # stays mapped for the next (heap_policy.h)
