@@ -256,6 +256,33 @@ void build_random(FakeSubnet& net, const Shape& shape, std::mt19937& rng,
   }
 }
 
+// Two copies of one random subnet (the same draws): `ours` for the plugin's
+// builder, `theirs` for OpenSM's reference one.
+struct TwinSubnets {
+  FakeSubnet ours, theirs;
+  std::vector<std::pair<osm_switch_t*, uint8_t>> ours_ports, theirs_ports;
+
+  TwinSubnets(const Shape& shape, std::mt19937& rng) {
+    std::mt19937 rng2 = rng;
+    build_random(ours, shape, rng, ours_ports);
+    build_random(theirs, shape, rng2, theirs_ports);
+  }
+
+  // Flips the health of `flips` random cabled ports, the same on both copies;
+  // false when there is no cabled port.
+  bool flip_health(std::mt19937& rng, int flips) {
+    if (ours_ports.empty()) return false;
+    std::uniform_int_distribution<size_t> pick(0, ours_ports.size() - 1);
+    for (int k = 0; k < flips; ++k) {
+      const size_t i = pick(rng);
+      const bool healthy = ours_ports[i].first->p_node->physp_table[ours_ports[i].second].healthy == FALSE;
+      ours.set_healthy(ours_ports[i].first, ours_ports[i].second, healthy);
+      theirs.set_healthy(theirs_ports[i].first, theirs_ports[i].second, healthy);
+    }
+    return true;
+  }
+};
+
 TEST(HopMatricesTest, EqualsOpenSMsBuilderOnRandomSubnets) {
   const Shape shapes[] = {
       {1, 6, 2, 0.0, 0},     {2, 4, 3, 0.0, 0},      {12, 8, 20, 0.0, 0},  {30, 12, 60, 0.1, 2},
@@ -266,11 +293,8 @@ TEST(HopMatricesTest, EqualsOpenSMsBuilderOnRandomSubnets) {
     for (const Shape& shape : shapes) {
       SCOPED_TRACE("seed " + std::to_string(seed) + ", " + std::to_string(shape.switches) + " switches");
       std::mt19937 rng(seed * 7919 + static_cast<uint32_t>(shape.switches));
-      FakeSubnet ours, theirs;
-      std::vector<std::pair<osm_switch_t*, uint8_t>> ours_ports, theirs_ports;
-      std::mt19937 rng2 = rng;
-      build_random(ours, shape, rng, ours_ports);
-      build_random(theirs, shape, rng2, theirs_ports);
+      TwinSubnets twins(shape, rng);
+      FakeSubnet &ours = twins.ours, &theirs = twins.theirs;
 
       HopMatrices matrices;
       auto first = matrices.build(ours.subn());
@@ -294,14 +318,7 @@ TEST(HopMatricesTest, EqualsOpenSMsBuilderOnRandomSubnets) {
       ASSERT_EQ(theirs.first_different_row(ours), "") << "OpenSM's row vs ours";
 
       // Link health flips on both copies (same ports): new distances.
-      if (!ours_ports.empty()) {
-        std::uniform_int_distribution<size_t> pick(0, ours_ports.size() - 1);
-        for (int k = 0; k < 3; ++k) {
-          const size_t i = pick(rng);
-          const bool healthy = ours_ports[i].first->p_node->physp_table[ours_ports[i].second].healthy == FALSE;
-          ours.set_healthy(ours_ports[i].first, ours_ports[i].second, healthy);
-          theirs.set_healthy(theirs_ports[i].first, theirs_ports[i].second, healthy);
-        }
+      if (twins.flip_health(rng, 3)) {
         ours.clear_rows();
         theirs.clear_rows();
         auto changed = matrices.build(ours.subn());
@@ -363,11 +380,8 @@ TEST(HopMatricesTest, DistancesWithoutRowsAnswerAsOpenSMsRows) {
     for (const Shape& shape : shapes) {
       SCOPED_TRACE("seed " + std::to_string(seed) + ", " + std::to_string(shape.switches) + " switches");
       std::mt19937 rng(seed * 104729 + static_cast<uint32_t>(shape.switches));
-      FakeSubnet ours, theirs;
-      std::vector<std::pair<osm_switch_t*, uint8_t>> ours_ports, theirs_ports;
-      std::mt19937 rng2 = rng;
-      build_random(ours, shape, rng, ours_ports);
-      build_random(theirs, shape, rng2, theirs_ports);
+      TwinSubnets twins(shape, rng);
+      FakeSubnet &ours = twins.ours, &theirs = twins.theirs;
 
       HopMatrices matrices;
       EXPECT_FALSE(matrices.current());
@@ -380,14 +394,7 @@ TEST(HopMatricesTest, DistancesWithoutRowsAnswerAsOpenSMsRows) {
       ASSERT_EQ("", first_different_lookup(matrices, ours, theirs));
 
       // Health flips on both copies: the answers follow the new distances.
-      if (!ours_ports.empty()) {
-        std::uniform_int_distribution<size_t> pick(0, ours_ports.size() - 1);
-        for (int k = 0; k < 3; ++k) {
-          const size_t i = pick(rng);
-          const bool healthy = ours_ports[i].first->p_node->physp_table[ours_ports[i].second].healthy == FALSE;
-          ours.set_healthy(ours_ports[i].first, ours_ports[i].second, healthy);
-          theirs.set_healthy(theirs_ports[i].first, theirs_ports[i].second, healthy);
-        }
+      if (twins.flip_health(rng, 3)) {
         theirs.clear_rows();
         ASSERT_TRUE(matrices.build(ours.subn(), false).ok());
         theirs.opensm_build();
