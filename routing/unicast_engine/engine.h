@@ -132,6 +132,7 @@ class Engine {
 
   // flow_walk.cpp
   void setup_flows(const RoutingOptions& options);
+  void set_leaf_offsets(const RoutingOptions& options);
   void route_destination_flows(uint32_t t, uint32_t slot);
   void defer_or_route(uint32_t x);
   void mark_nominal(uint32_t x);

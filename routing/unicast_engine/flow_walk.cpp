@@ -112,26 +112,7 @@ void Engine::setup_flows(const RoutingOptions& options) {
       return rk_.rank[a] != rk_.rank[b] ? rk_.rank[a] > rk_.rank[b] : guid_rank_[a] > guid_rank_[b];
     });
   }
-  // Per leaf, the CA port positions of the leaves before it, in the order
-  // leaves are taken: a leaf spans up to its highest CA port, rounded up to
-  // a quarter of its up slots, so that a CA going away (it leaves the subnet
-  // with its cable) moves no digit, while leaves that are not full still use
-  // every slot evenly (for full leaves the offset is a multiple of the slots
-  // and the digit is the slot itself).
-  leaf_offset_.assign(n, 0);
-  uint32_t offset = 0;
-  for (uint32_t s : leaves) {
-    leaf_offset_[s] = offset;
-    const uint32_t r = rk_.rank[s];
-    const uint32_t grain = std::max<uint32_t>(1, slots_up_[r] / 4);
-    const Node& node = fabric_.node(g_.node(s));
-    uint32_t span = 0;
-    for (uint32_t p = 1; p <= node.num_ports; ++p) {
-      const NodeId far = fabric_.remote_node(PortId(node.first_port.value() + p));
-      if (far.valid() && !fabric_.is_switch(far) && p >= base_down_[r]) span = std::max(span, p - base_down_[r] + 1);
-    }
-    offset += (span + grain - 1) / grain * grain;
-  }
+  set_leaf_offsets(options);
   // Pods (three levels and more, ranked from the CAs): the leaves and the
   // spines joined through leaf-spine links; the switches above get the
   // last number (pods_ counts it).
@@ -164,6 +145,72 @@ void Engine::setup_flows(const RoutingOptions& options) {
   seq_.assign(n, 0);
   std::vector<uint32_t> next(slots_up_.size() + 1, 0);
   for (uint32_t s : by_guid_) seq_[s] = next[rk_.rank[s]]++;
+}
+
+// Per leaf, the CA port positions of the leaves before it in its ring
+// (leaf_offset_): a leaf spans up to its highest CA port, rounded up to a
+// quarter of its up slots, so that a CA going away (it leaves the subnet
+// with its cable) moves no digit, while leaves that are not full still use
+// every slot evenly (for full leaves the offset is a multiple of the slots
+// and the digit is the slot itself). The leaves are those as cabled, a dead
+// one included, so that a leaf going down moves no other leaf's digits.
+//
+// Where a ring's spans do not add up to a multiple of the up slots K (its
+// last leaf is not full), the digits cannot run on evenly all the way round:
+// at one pair of neighbours (the seam) they jump by the remainder R. A shift
+// then loads one link twice when a leaf D takes flows from the tail of the
+// seam's first leaf and the head of its second, R ports apart, which needs D
+// to span more than R. So the ring's offsets start right after a seam that no
+// other leaf of the ring spans more than R across (with leaves of K, K and
+// R: between the two full ones), the first such in ring order; if there is
+// none (three full leaves or more beside a partial one: no digits of one per
+// destination keep every shift at its bound), at the ring's first leaf.
+void Engine::set_leaf_offsets(const RoutingOptions& options) {
+  const uint32_t n = g_.num_switches();
+  leaf_offset_.assign(n, 0);
+  if (slots_up_.empty()) return;
+  const uint32_t k = slots_up_[0];
+  const uint32_t grain = std::max<uint32_t>(1, k / 4);
+  std::vector<uint32_t> leaves, span;
+  std::vector<uint32_t> top(n, 0);  // highest CA port, as a slot + 1
+  for (uint32_t s = 0; s < n; ++s) {
+    const Node& node = fabric_.node(g_.node(s));
+    for (uint32_t p = 1; p <= node.num_ports; ++p) {
+      const NodeId far = fabric_.remote_node(PortId(node.first_port.value() + p));
+      if (far.valid() && !fabric_.is_switch(far) && p >= base_down_[0]) top[s] = std::max(top[s], p - base_down_[0] + 1);
+    }
+    const bool dead = g_.begin(s) == g_.end(s) && g_.num_cas(s) == 0;
+    if (top[s] != 0 && (rk_.rank[s] == 0 || dead)) leaves.push_back(s);
+  }
+  auto ring = [&](uint32_t s) -> uint64_t { return options.leaf_ring.empty() ? 0 : options.leaf_ring[s]; };
+  auto key = [&](uint32_t s) -> uint64_t { return options.leaf_order_key.empty() ? 0 : options.leaf_order_key[s]; };
+  std::sort(leaves.begin(), leaves.end(), [&](uint32_t a, uint32_t b) {
+    return std::make_tuple(ring(a), key(a), guid_rank_[a]) < std::make_tuple(ring(b), key(b), guid_rank_[b]);
+  });
+  for (uint32_t s : leaves) span.push_back((top[s] + grain - 1) / grain * grain);
+  uint32_t offset = 0;
+  for (size_t i = 0; i < leaves.size();) {
+    size_t j = i;
+    uint32_t total = 0;
+    while (j < leaves.size() && ring(leaves[j]) == ring(leaves[i])) total += span[j++];
+    const uint32_t seam = k == 0 ? 0 : total % k;
+    size_t first = i;
+    for (size_t q = i; q < j && seam != 0; ++q) {
+      const size_t before = q == i ? j - 1 : q - 1;
+      bool safe = true;
+      for (size_t d = i; d < j && safe; ++d) safe = d == q || d == before || span[d] <= seam;
+      if (safe) {
+        first = q;
+        break;
+      }
+    }
+    for (size_t a = 0; a < j - i; ++a) {
+      const size_t x = i + (first - i + a) % (j - i);
+      leaf_offset_[leaves[x]] = offset;
+      offset += span[x];
+    }
+    i = j;
+  }
 }
 
 // The digits of a destination (per rank, its nominal up slot: D-mod-K's
