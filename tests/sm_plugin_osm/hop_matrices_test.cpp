@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <memory>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -283,55 +284,64 @@ struct TwinSubnets {
   }
 };
 
+// check(twins, rng) on `seeds` seeded twin subnets of every shape; rng is
+// seeded with seed * mult + switches and has drawn the twins.
+template <class Check>
+void for_each_twin(std::span<const Shape> shapes, uint32_t seeds, uint32_t mult, Check&& check) {
+  for (uint32_t seed = 1; seed <= seeds; ++seed) {
+    for (const Shape& shape : shapes) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + ", " + std::to_string(shape.switches) + " switches");
+      std::mt19937 rng(seed * mult + static_cast<uint32_t>(shape.switches));
+      TwinSubnets twins(shape, rng);
+      check(twins, rng);
+    }
+  }
+}
+
 TEST(HopMatricesTest, EqualsOpenSMsBuilderOnRandomSubnets) {
   const Shape shapes[] = {
       {1, 6, 2, 0.0, 0},     {2, 4, 3, 0.0, 0},      {12, 8, 20, 0.0, 0},  {30, 12, 60, 0.1, 2},
       {60, 16, 120, 0.05, 3}, {70, 24, 90, 0.2, 0},  {130, 10, 200, 0.02, 5},
   };
   int cases = 0, recomputed = 0;
-  for (uint32_t seed = 1; seed <= 12; ++seed) {
-    for (const Shape& shape : shapes) {
-      SCOPED_TRACE("seed " + std::to_string(seed) + ", " + std::to_string(shape.switches) + " switches");
-      std::mt19937 rng(seed * 7919 + static_cast<uint32_t>(shape.switches));
-      TwinSubnets twins(shape, rng);
-      FakeSubnet &ours = twins.ours, &theirs = twins.theirs;
+  for_each_twin(shapes, 12, 7919, [&](TwinSubnets& twins, std::mt19937& rng) {
+    FakeSubnet &ours = twins.ours, &theirs = twins.theirs;
 
-      HopMatrices matrices;
-      auto first = matrices.build(ours.subn());
-      ASSERT_TRUE(first.ok()) << first.error().message;
+    HopMatrices matrices;
+    auto first = matrices.build(ours.subn());
+    ASSERT_TRUE(first.ok()) << first.error().message;
+    theirs.opensm_build();
+    ASSERT_EQ(theirs.first_different_row(ours), "") << "OpenSM's row vs ours";
+    EXPECT_EQ(first->rows_allocated, ours.allocated_rows());
+    EXPECT_FALSE(first->distances_reused);
+    // Every switch's hops[] array is new to this builder: faulted in once
+    // (the rows above are unchanged by it).
+    EXPECT_EQ(first->arrays_prefaulted, first->switches);
+
+    // The next pass on the same graph: distances reused, rows rewritten
+    // over OpenSM's cleared ones, none allocated.
+    ours.clear_rows();
+    auto again = matrices.build(ours.subn());
+    ASSERT_TRUE(again.ok()) << again.error().message;
+    EXPECT_TRUE(again->distances_reused);
+    EXPECT_EQ(0u, again->rows_allocated);
+    EXPECT_EQ(0u, again->arrays_prefaulted);
+    ASSERT_EQ(theirs.first_different_row(ours), "") << "OpenSM's row vs ours";
+
+    // Link health flips on both copies (same ports): new distances.
+    if (twins.flip_health(rng, 3)) {
+      ours.clear_rows();
+      theirs.clear_rows();
+      auto changed = matrices.build(ours.subn());
+      ASSERT_TRUE(changed.ok()) << changed.error().message;
+      // A flip on a loopback cable, or one undone by a second flip, leaves
+      // the graph as it was: reusing the distances is then right.
+      recomputed += changed->distances_reused ? 0 : 1;
       theirs.opensm_build();
       ASSERT_EQ(theirs.first_different_row(ours), "") << "OpenSM's row vs ours";
-      EXPECT_EQ(first->rows_allocated, ours.allocated_rows());
-      EXPECT_FALSE(first->distances_reused);
-      // Every switch's hops[] array is new to this builder: faulted in once
-      // (the rows above are unchanged by it).
-      EXPECT_EQ(first->arrays_prefaulted, first->switches);
-
-      // The next pass on the same graph: distances reused, rows rewritten
-      // over OpenSM's cleared ones, none allocated.
-      ours.clear_rows();
-      auto again = matrices.build(ours.subn());
-      ASSERT_TRUE(again.ok()) << again.error().message;
-      EXPECT_TRUE(again->distances_reused);
-      EXPECT_EQ(0u, again->rows_allocated);
-      EXPECT_EQ(0u, again->arrays_prefaulted);
-      ASSERT_EQ(theirs.first_different_row(ours), "") << "OpenSM's row vs ours";
-
-      // Link health flips on both copies (same ports): new distances.
-      if (twins.flip_health(rng, 3)) {
-        ours.clear_rows();
-        theirs.clear_rows();
-        auto changed = matrices.build(ours.subn());
-        ASSERT_TRUE(changed.ok()) << changed.error().message;
-        // A flip on a loopback cable, or one undone by a second flip, leaves
-        // the graph as it was: reusing the distances is then right.
-        recomputed += changed->distances_reused ? 0 : 1;
-        theirs.opensm_build();
-        ASSERT_EQ(theirs.first_different_row(ours), "") << "OpenSM's row vs ours";
-      }
-      ++cases;
     }
-  }
+    ++cases;
+  });
   EXPECT_EQ(12 * 7, cases);
   EXPECT_GE(recomputed, 12 * 5) << "health flips that changed the graph (new distances)";
 }
@@ -376,33 +386,28 @@ TEST(HopMatricesTest, DistancesWithoutRowsAnswerAsOpenSMsRows) {
       {1, 6, 2, 0.0, 0}, {12, 8, 20, 0.0, 0}, {30, 12, 60, 0.1, 2}, {60, 16, 120, 0.05, 3}, {70, 24, 90, 0.2, 0},
   };
   int cases = 0;
-  for (uint32_t seed = 1; seed <= 8; ++seed) {
-    for (const Shape& shape : shapes) {
-      SCOPED_TRACE("seed " + std::to_string(seed) + ", " + std::to_string(shape.switches) + " switches");
-      std::mt19937 rng(seed * 104729 + static_cast<uint32_t>(shape.switches));
-      TwinSubnets twins(shape, rng);
-      FakeSubnet &ours = twins.ours, &theirs = twins.theirs;
+  for_each_twin(shapes, 8, 104729, [&](TwinSubnets& twins, std::mt19937& rng) {
+    FakeSubnet &ours = twins.ours, &theirs = twins.theirs;
 
-      HopMatrices matrices;
-      EXPECT_FALSE(matrices.current());
-      auto built = matrices.build(ours.subn(), /*rows=*/false);
-      ASSERT_TRUE(built.ok()) << built.error().message;
-      EXPECT_FALSE(built->rows_written);
-      EXPECT_EQ(0u, ours.allocated_rows()) << "no row written";
-      EXPECT_TRUE(matrices.current());
+    HopMatrices matrices;
+    EXPECT_FALSE(matrices.current());
+    auto built = matrices.build(ours.subn(), /*rows=*/false);
+    ASSERT_TRUE(built.ok()) << built.error().message;
+    EXPECT_FALSE(built->rows_written);
+    EXPECT_EQ(0u, ours.allocated_rows()) << "no row written";
+    EXPECT_TRUE(matrices.current());
+    theirs.opensm_build();
+    ASSERT_EQ("", first_different_lookup(matrices, ours, theirs));
+
+    // Health flips on both copies: the answers follow the new distances.
+    if (twins.flip_health(rng, 3)) {
+      theirs.clear_rows();
+      ASSERT_TRUE(matrices.build(ours.subn(), false).ok());
       theirs.opensm_build();
       ASSERT_EQ("", first_different_lookup(matrices, ours, theirs));
-
-      // Health flips on both copies: the answers follow the new distances.
-      if (twins.flip_health(rng, 3)) {
-        theirs.clear_rows();
-        ASSERT_TRUE(matrices.build(ours.subn(), false).ok());
-        theirs.opensm_build();
-        ASSERT_EQ("", first_different_lookup(matrices, ours, theirs));
-      }
-      ++cases;
     }
-  }
+    ++cases;
+  });
   EXPECT_EQ(8 * 5, cases);
 }
 
