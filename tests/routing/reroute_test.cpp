@@ -224,6 +224,17 @@ TEST(Reroute, EqualsAFullRouteOnSeededChangesThreeLevels) {
               static_cast<unsigned long long>(count.recomputed), static_cast<unsigned long long>(count.columns));
 }
 
+// Rails of 16 + 16 + 8 CAs: the leaf digits start after the ring's seam
+// (flow_walk.cpp, set_leaf_offsets), the same before and after a change of
+// switch links; every step still the full route.
+TEST(Reroute, EqualsAFullRouteOnRailsThatEndInAPartialLeaf) {
+  const Fabric base = test::generate(test::roft(40, 8, 2, 32));
+  WalkCount count;
+  for (uint64_t seed = 1; seed <= 8 && !HasFailure(); ++seed) random_walk(base, seed, 8, "2L partial", count);
+  EXPECT_EQ(count.incremental, count.steps);
+  EXPECT_LT(count.recomputed, count.columns);
+}
+
 // Every leaf missing an uplink: the turn switch leaves switch-LID entries
 // empty and the repair fills them against the dependency graph of every
 // route (unicast_engine/switch_repair.cpp), which depends on the whole
