@@ -133,6 +133,8 @@ class Engine {
   // flow_walk.cpp
   void setup_flows(const RoutingOptions& options);
   void set_leaf_offsets(const RoutingOptions& options);
+  static uint64_t ring_of(const RoutingOptions& options, uint32_t s);
+  void sort_into_rings(const RoutingOptions& options, std::vector<uint32_t>& leaves) const;
   void route_destination_flows(uint32_t t, uint32_t slot);
   void defer_or_route(uint32_t x);
   void mark_nominal(uint32_t x);

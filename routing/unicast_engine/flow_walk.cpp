@@ -84,11 +84,7 @@ void Engine::setup_flows(const RoutingOptions& options) {
   for (uint32_t s = 0; s < n; ++s) {
     if (rk_.rank[s] == 0 && ca_begin_[s] != ca_begin_[s + 1]) leaves.push_back(s);
   }
-  auto ring = [&](uint32_t s) -> uint64_t { return options.leaf_ring.empty() ? 0 : options.leaf_ring[s]; };
-  auto key = [&](uint32_t s) -> uint64_t { return options.leaf_order_key.empty() ? 0 : options.leaf_order_key[s]; };
-  std::sort(leaves.begin(), leaves.end(), [&](uint32_t a, uint32_t b) {
-    return std::make_tuple(ring(a), key(a), guid_rank_[a]) < std::make_tuple(ring(b), key(b), guid_rank_[b]);
-  });
+  sort_into_rings(options, leaves);
   num_leaves_ = static_cast<uint32_t>(leaves.size());
   leaf_id_.assign(n, kNone);
   ring_prev_.assign(num_leaves_, 0);
@@ -96,7 +92,7 @@ void Engine::setup_flows(const RoutingOptions& options) {
   for (uint32_t i = 0; i < num_leaves_; ++i) leaf_id_[leaves[i]] = i;
   for (uint32_t i = 0; i < num_leaves_;) {
     uint32_t j = i;
-    while (j < num_leaves_ && ring(leaves[j]) == ring(leaves[i])) ++j;
+    while (j < num_leaves_ && ring_of(options, leaves[j]) == ring_of(options, leaves[i])) ++j;
     for (uint32_t a = i; a < j; ++a) {
       ring_next_[a] = a + 1 < j ? a + 1 : i;
       ring_prev_[a] = a > i ? a - 1 : j - 1;
@@ -147,6 +143,21 @@ void Engine::setup_flows(const RoutingOptions& options) {
   for (uint32_t s : by_guid_) seq_[s] = next[rk_.rank[s]]++;
 }
 
+// A leaf's ring (its rail; one ring for all without leaf rings).
+uint64_t Engine::ring_of(const RoutingOptions& options, uint32_t s) {
+  return options.leaf_ring.empty() ? 0 : options.leaf_ring[s];
+}
+
+// Leaves in ring order: by ring, then leaf order, ties by GUID (not by node
+// order, so the tables do not depend on it).
+void Engine::sort_into_rings(const RoutingOptions& options, std::vector<uint32_t>& leaves) const {
+  auto key = [&](uint32_t s) -> uint64_t { return options.leaf_order_key.empty() ? 0 : options.leaf_order_key[s]; };
+  std::sort(leaves.begin(), leaves.end(), [&](uint32_t a, uint32_t b) {
+    return std::make_tuple(ring_of(options, a), key(a), guid_rank_[a]) <
+           std::make_tuple(ring_of(options, b), key(b), guid_rank_[b]);
+  });
+}
+
 // Per leaf, the CA port positions of the leaves before it in its ring
 // (leaf_offset_): a leaf spans up to its highest CA port, rounded up to a
 // quarter of its up slots, so that a CA going away (it leaves the subnet
@@ -182,24 +193,23 @@ void Engine::set_leaf_offsets(const RoutingOptions& options) {
     const bool dead = g_.begin(s) == g_.end(s) && g_.num_cas(s) == 0;
     if (top[s] != 0 && (rk_.rank[s] == 0 || dead)) leaves.push_back(s);
   }
-  auto ring = [&](uint32_t s) -> uint64_t { return options.leaf_ring.empty() ? 0 : options.leaf_ring[s]; };
-  auto key = [&](uint32_t s) -> uint64_t { return options.leaf_order_key.empty() ? 0 : options.leaf_order_key[s]; };
-  std::sort(leaves.begin(), leaves.end(), [&](uint32_t a, uint32_t b) {
-    return std::make_tuple(ring(a), key(a), guid_rank_[a]) < std::make_tuple(ring(b), key(b), guid_rank_[b]);
-  });
+  sort_into_rings(options, leaves);
   for (uint32_t s : leaves) span.push_back((top[s] + grain - 1) / grain * grain);
   uint32_t offset = 0;
   for (size_t i = 0; i < leaves.size();) {
     size_t j = i;
     uint32_t total = 0;
-    while (j < leaves.size() && ring(leaves[j]) == ring(leaves[i])) total += span[j++];
+    while (j < leaves.size() && ring_of(options, leaves[j]) == ring_of(options, leaves[i])) total += span[j++];
     const uint32_t seam = k == 0 ? 0 : total % k;
+    // The seam before leaf q is safe when no leaf but q and the one before
+    // it spans more than the jump.
+    uint32_t wide = 0;
+    for (size_t d = i; d < j; ++d) wide += span[d] > seam ? 1 : 0;
     size_t first = i;
     for (size_t q = i; q < j && seam != 0; ++q) {
       const size_t before = q == i ? j - 1 : q - 1;
-      bool safe = true;
-      for (size_t d = i; d < j && safe; ++d) safe = d == q || d == before || span[d] <= seam;
-      if (safe) {
+      const uint32_t own = (span[q] > seam ? 1 : 0) + (before != q && span[before] > seam ? 1 : 0);
+      if (wide == own) {
         first = q;
         break;
       }

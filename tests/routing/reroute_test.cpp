@@ -201,38 +201,37 @@ void random_walk(const Fabric& base, uint64_t seed, int steps, const std::string
   }
 }
 
-TEST(Reroute, EqualsAFullRouteOnSeededChangesTwoLevels) {
-  const Fabric base = test::generate(test::roft(32, 8, 2, 32));
+// Walks of `steps` changes from `base`, seeds 1..seeds, each step equal to
+// a full route (random_walk); every change is of switch links, so all are
+// incremental, and they re-walk fewer columns than there are.
+WalkCount walk_seeds(const Fabric& base, uint64_t seeds, int steps, const char* what) {
   WalkCount count;
-  for (uint64_t seed = 1; seed <= 12 && !HasFailure(); ++seed) random_walk(base, seed, 8, "2L", count);
-  // Every change is of switch links: all incremental.
+  for (uint64_t seed = 1; seed <= seeds && !::testing::Test::HasFailure(); ++seed) {
+    random_walk(base, seed, steps, what, count);
+  }
   EXPECT_EQ(count.incremental, count.steps);
   EXPECT_LT(count.recomputed, count.columns);
+  std::printf("%s: %d steps, %d incremental (%d in place), %llu of %llu columns re-walked\n", what, count.steps,
+              count.incremental, count.in_place, static_cast<unsigned long long>(count.recomputed),
+              static_cast<unsigned long long>(count.columns));
+  return count;
+}
+
+TEST(Reroute, EqualsAFullRouteOnSeededChangesTwoLevels) {
+  const WalkCount count = walk_seeds(test::generate(test::roft(32, 8, 2, 32)), 12, 8, "2L");
   EXPECT_GT(count.in_place, count.steps / 4) << "half the steps hand their route over";
-  std::printf("2L: %d steps, %d incremental (%d in place), %llu of %llu columns re-walked\n", count.steps, count.incremental, count.in_place,
-              static_cast<unsigned long long>(count.recomputed), static_cast<unsigned long long>(count.columns));
 }
 
 TEST(Reroute, EqualsAFullRouteOnSeededChangesThreeLevels) {
-  const Fabric base = test::generate(test::roft(64, 8, 3, 16));
-  WalkCount count;
-  for (uint64_t seed = 1; seed <= 20 && !HasFailure(); ++seed) random_walk(base, seed, 8, "3L", count);
-  EXPECT_EQ(count.incremental, count.steps);
-  EXPECT_LT(count.recomputed, count.columns);
+  const WalkCount count = walk_seeds(test::generate(test::roft(64, 8, 3, 16)), 20, 8, "3L");
   EXPECT_GT(count.in_place, count.steps / 4) << "half the steps hand their route over";
-  std::printf("3L: %d steps, %d incremental (%d in place), %llu of %llu columns re-walked\n", count.steps, count.incremental, count.in_place,
-              static_cast<unsigned long long>(count.recomputed), static_cast<unsigned long long>(count.columns));
 }
 
 // Rails of 16 + 16 + 8 CAs: the leaf digits start after the ring's seam
 // (flow_walk.cpp, set_leaf_offsets), the same before and after a change of
 // switch links; every step still the full route.
 TEST(Reroute, EqualsAFullRouteOnRailsThatEndInAPartialLeaf) {
-  const Fabric base = test::generate(test::roft(40, 8, 2, 32));
-  WalkCount count;
-  for (uint64_t seed = 1; seed <= 8 && !HasFailure(); ++seed) random_walk(base, seed, 8, "2L partial", count);
-  EXPECT_EQ(count.incremental, count.steps);
-  EXPECT_LT(count.recomputed, count.columns);
+  walk_seeds(test::generate(test::roft(40, 8, 2, 32)), 8, 8, "2L partial");
 }
 
 // Every leaf missing an uplink: the turn switch leaves switch-LID entries
