@@ -342,7 +342,8 @@ class Engine {
   uint32_t modes_stamp_ = 0;                    // target_stamp_ of modes_[modes_used_ - 1]
   const SwitchState* modes_of_ = nullptr;       // phase B: the modes st_ holds
   std::vector<Deferred> deferred_;
-  void route_deferred_of(const Deferred& d, uint32_t first, uint32_t last, bool neighbours_only);
+  enum class Pass : uint8_t { kNeighbours, kSameRing, kAll };
+  void route_deferred_of(const Deferred& d, uint32_t first, uint32_t last, Pass pass);
   std::vector<uint32_t> broken_;
   // Ranked from the CAs: the entries above the leaves, per target (route_leaves).
   std::vector<uint8_t> template_;
@@ -356,6 +357,13 @@ class Engine {
   uint32_t num_leaves_ = 0;
   std::vector<uint32_t> ring_leaves_;  // the leaves (ranked 0, with CAs) in ring order
   std::vector<uint32_t> leaf_id_, ring_prev_, ring_next_;
+  std::vector<uint32_t> ring_id_;  // per leaf (leaf_id_): its ring's number
+  uint32_t rings_ = 0;
+  std::vector<uint64_t> ring_extra_;  // per entry: flows of one ring that a switch above the leaves took off their slot
+  bool same_ring_pass_ = false;    // phase B routes the flows of one ring (route_deferred_of)
+  // Whether the flows of a ring go first, their excess over the bound left
+  // to the flows between rings: with two rings or more.
+  bool rings_first() const { return rings_ >= 2; }
   std::vector<uint64_t> extras_;
   uint64_t& extra(uint32_t a, uint32_t b) { return extras_[static_cast<size_t>(a) * num_leaves_ + b]; }
   std::vector<std::pair<uint8_t*, const uint8_t*>> leaf_copies_;  // (leaf LID column, CA column it copies)

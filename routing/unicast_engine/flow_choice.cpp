@@ -2,7 +2,10 @@
 // switches whose nominal path is broken choose a path, destination by
 // destination in phase A's order, from the bottom up: the first free slot
 // whose path stays within the leaf cut bound of all-to-all, in an order that
-// keeps rail-aligned shifts apart, else the least loaded path.
+// keeps rail-aligned shifts apart, else the least loaded path. With rails
+// (two leaf rings or more), the flows between leaves of one ring go first
+// and keep their leaf's D-mod-K slot: the flows between rings take up the
+// excess.
 #include <algorithm>
 #include <functional>
 
@@ -137,6 +140,37 @@ uint32_t Engine::choose_up(uint32_t x, uint32_t f) {
     if (a != kNone && b != kNone && e != nom) extra(a, b) |= uint64_t{1} << (up_slot(x, e) % 64);
     return e;
   };
+  // The flows of a leaf into its own ring keep the leaf's D-mod-K slot when
+  // it has one: over every window of a rail-aligned shift the leaf's slots
+  // are then a permutation, each up link carries one flow, while moving one
+  // destination loads some up link twice in every shift that carries it.
+  // Their excess over the all-to-all bound is left to the flows between
+  // rings (with two rings or more).
+  if (rings_first() && nom != kNone && a != kNone && b != kNone && ring_id_[a] == ring_id_[b]) return nom;
+  // Above the leaves, the flows of one ring (the pass that routes them
+  // first): the nominal slot, else the slot that took the fewest such flows
+  // off their own slot, then the one whose own destinations are farthest
+  // from this one's (digits apart): the destinations of one rank's slot
+  // follow each other in the ring, a rail-aligned shift sends a window of
+  // them through the switch, and the farthest meet in the fewest windows.
+  if (same_ring_pass_ && a == kNone && rk_.rank[x] > 0) {
+    if (nom != kNone) return nom;
+    const uint32_t d = digit_slot_[rk_.rank[x]];
+    uint32_t best = kNone, far = 0;
+    for (uint32_t j = 0; j < k; ++j) {
+      const uint32_t e = up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + j];
+      if (e == kNone || !cand_ok(x, e)) continue;
+      const uint32_t apart = j > d ? j - d : d - j;
+      if (best == kNone || ring_extra_[e] < ring_extra_[best] || (ring_extra_[e] == ring_extra_[best] && apart > far)) {
+        best = e;
+        far = apart;
+      }
+    }
+    if (best != kNone) {
+      ring_extra_[best] += f;
+      return best;
+    }
+  }
   // First fit, the nominal slot first (when free of this destination's
   // constraints it is the D-mod-K one), then in slot_rank order: most
   // choices end here.
@@ -240,19 +274,28 @@ void Engine::absorb(Engine& other) {
 }
 
 // Phase B: every destination's waiting switches, in phase A's order.
-// Phase B of one destination: its waiting switches broken_[first, last);
-// `neighbours_only`: only the ring neighbours of its leaf that can send
-// their flows all the way (the first pass).
-void Engine::route_deferred_of(const Deferred& d, uint32_t first, uint32_t last, bool neighbours_only) {
+// Phase B of one destination: its waiting switches broken_[first, last),
+// in three passes over every destination: the ring neighbours of its leaf
+// that can send their flows all the way; the other leaves of its ring and
+// where their flows go; the rest.
+void Engine::route_deferred_of(const Deferred& d, uint32_t first, uint32_t last, Pass pass) {
   const std::vector<uint32_t>& list = broken_;
   const uint32_t b = leaf_id_[d.t];
   auto neighbour = [&](uint32_t x) {
     const uint32_t a = leaf_id_[x];
     return a != kNone && b != kNone && (ring_next_[a] == b || ring_prev_[a] == b);
   };
-  if (neighbours_only) {  // most destinations have none waiting: nothing to set up
+  auto same_ring = [&](uint32_t x) {
+    const uint32_t a = leaf_id_[x];
+    return a != kNone && b != kNone && ring_id_[a] == ring_id_[b];
+  };
+  if (pass == Pass::kSameRing && !rings_first()) return;
+  if (pass != Pass::kAll) {  // most destinations have none waiting: nothing to set up
     bool any = false;
-    for (uint32_t j = first; j < last && !any; ++j) any = neighbour(list[j]);
+    for (uint32_t j = first; j < last && !any; ++j) {
+      any = pass == Pass::kNeighbours ? neighbour(list[j])
+                                      : same_ring(list[j]) && d.column[list[j]] == ForwardingTables::kNoPath;
+    }
     if (!any) return;
   }
   if (target_ != d.t || modes_of_ != d.modes) {
@@ -266,7 +309,7 @@ void Engine::route_deferred_of(const Deferred& d, uint32_t first, uint32_t last,
   column_ = d.column;
   ++stamp_;  // a new destination: marks start afresh
   set_digits(d.t, d.slot);
-  if (neighbours_only) {
+  if (pass == Pass::kNeighbours) {
     for (uint32_t j = first; j < last; ++j) {
       const uint32_t x = list[j];
       if (!neighbour(x)) continue;
@@ -278,6 +321,21 @@ void Engine::route_deferred_of(const Deferred& d, uint32_t first, uint32_t last,
       }
       if (all_routed) route_flows_of(x);
     }
+    return;
+  }
+  if (pass == Pass::kSameRing) {
+    same_ring_pass_ = true;
+    // The leaves of the destination's ring, then (the list is bottom-up
+    // after the leaves) every waiting switch their flows reached: a
+    // rail-aligned shift's flows choose before the others fill the links.
+    for (uint32_t j = first; j < last; ++j) {
+      if (same_ring(list[j]) && !routed(list[j])) route_flows_of(list[j]);
+    }
+    for (uint32_t j = first; j < last; ++j) {
+      const uint32_t x = list[j];
+      if (leaf_id_[x] == kNone && flow_[x] != 0 && !routed(x)) route_flows_of(x);
+    }
+    same_ring_pass_ = false;
     return;
   }
   // Leaves only (the common case): nothing comes through a leaf, so their
@@ -343,7 +401,7 @@ void Engine::route_deferred_of(const Deferred& d, uint32_t first, uint32_t last,
       const uint32_t r = remote(cand_[c]);
       if (mark_stamp_[r] == stamp_ && --best_[r] == 0) queue_.push_back(r);
     }
-    route_flows_of(x);
+    if (!routed(x)) route_flows_of(x);
   }
 }
 
@@ -355,7 +413,7 @@ void Engine::route_deferred(const std::function<void()>& sync) {
   // Split in two lanes, the destinations come in rounds (round_begin_),
   // sync() between them (phase_b_lanes.cpp).
   const size_t rounds = round_begin_.empty() ? 1 : round_begin_.size() - 1;
-  for (int pass = 0; pass < 2; ++pass) {
+  for (const Pass pass : {Pass::kNeighbours, Pass::kSameRing, Pass::kAll}) {
     for (size_t r = 0; r < rounds; ++r) {
       const size_t begin = round_begin_.empty() ? 0 : round_begin_[r];
       const size_t end = round_begin_.empty() ? deferred_.size() : round_begin_[r + 1];
@@ -364,7 +422,7 @@ void Engine::route_deferred(const std::function<void()>& sync) {
         const uint32_t first = d.first_broken;
         const uint32_t last =
             i + 1 < deferred_.size() ? deferred_[i + 1].first_broken : static_cast<uint32_t>(broken_.size());
-        if (first != last) route_deferred_of(d, first, last, pass == 0);
+        if (first != last) route_deferred_of(d, first, last, pass);
       }
       if (sync) sync();
     }

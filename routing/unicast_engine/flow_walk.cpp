@@ -89,15 +89,20 @@ void Engine::setup_flows(const RoutingOptions& options) {
   leaf_id_.assign(n, kNone);
   ring_prev_.assign(num_leaves_, 0);
   ring_next_.assign(num_leaves_, 0);
+  ring_id_.assign(num_leaves_, 0);
+  ring_extra_.assign(ent_.size(), 0);
+  rings_ = 0;
   for (uint32_t i = 0; i < num_leaves_; ++i) leaf_id_[leaves[i]] = i;
-  for (uint32_t i = 0; i < num_leaves_;) {
+  for (uint32_t i = 0, ring = 0; i < num_leaves_; ++ring) {
     uint32_t j = i;
     while (j < num_leaves_ && ring_of(options, leaves[j]) == ring_of(options, leaves[i])) ++j;
     for (uint32_t a = i; a < j; ++a) {
+      ring_id_[a] = ring;
       ring_next_[a] = a + 1 < j ? a + 1 : i;
       ring_prev_[a] = a > i ? a - 1 : j - 1;
     }
     i = j;
+    rings_ = ring + 1;
   }
   extras_.assign(static_cast<size_t>(num_leaves_) * num_leaves_, 0);
   // Ranked from the CAs no link joins two switches of one rank, so any

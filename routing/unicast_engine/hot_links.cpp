@@ -190,12 +190,16 @@ void Engine::relieve_hot_links(std::vector<TableMove>& moves) {
           bool old_drained = false;
           for (uint32_t e : old_path) old_drained = old_drained || ent_[e].drained;
           if (old_drained) continue;  // tier 2: leave it to the phases that chose it
+          // A leaf's flows into its own ring keep the leaf's permutation of
+          // slots (each rail-aligned shift meets every up link once): moved
+          // as a taken slot is, last.
+          const bool own_ring = rings_first() && first.up && a != kNone && bl != kNone && ring_id_[a] == ring_id_[bl];
           const uint32_t b = first.up ? up_begin_[x] : down_begin_[x];
           const uint32_t end = first.up ? up_begin_[x + 1] : down_begin_[x + 1];
           for (uint32_t j = b; j < end; ++j) {
             const uint32_t c = first.up ? up_entries_[j] : down_entries_[j];
             if (c == old_path.front() || ent_[c].drained) continue;
-            const bool free = !first.up || !(taken >> (up_slot(x, c) % 64) & 1);
+            const bool free = !own_ring && (!first.up || !(taken >> (up_slot(x, c) % 64) & 1));
             if (!free && hot_load <= too_hot) continue;
             const Way& w = way_from(remote(c));
             if (!w.arrives || w.hops + 1 != old_path.size() || w.crosses_hot || w.drained || (!first.up && w.climbs)) {
