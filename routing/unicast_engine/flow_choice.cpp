@@ -140,13 +140,6 @@ uint32_t Engine::choose_up(uint32_t x, uint32_t f) {
     if (a != kNone && b != kNone && e != nom) extra(a, b) |= uint64_t{1} << (up_slot(x, e) % 64);
     return e;
   };
-  // The flows of a leaf into its own ring keep the leaf's D-mod-K slot when
-  // it has one: over every window of a rail-aligned shift the leaf's slots
-  // are then a permutation, each up link carries one flow, while moving one
-  // destination loads some up link twice in every shift that carries it.
-  // Their excess over the all-to-all bound is left to the flows between
-  // rings (with two rings or more).
-  if (rings_first() && nom != kNone && a != kNone && b != kNone && ring_id_[a] == ring_id_[b]) return nom;
   // Above the leaves, the flows of one ring (the pass that routes them
   // first): the nominal slot, else the slot that took the fewest such flows
   // off their own slot, then the one whose own destinations are farthest

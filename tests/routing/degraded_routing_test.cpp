@@ -373,10 +373,18 @@ struct Tally {
     }
   }
   void report(const char* target) const {
-    std::cout << target << ": " << cases - missed << " of " << cases << " scenarios meet it; worst " << worst
-              << " (" << worst_name << ")\n";
+    print(target);
     EXPECT_EQ(missed, 0u) << target << ": " << missed << " of " << cases << " scenarios miss it; worst " << worst
                           << " (" << worst_name << ")";
+  }
+  // A target not met yet: no fewer scenarios may meet it than `met`.
+  void at_least(uint32_t met, const char* target) const {
+    print(target);
+    EXPECT_GE(cases - missed, met) << target << ": fewer scenarios meet it than before";
+  }
+  void print(const char* target) const {
+    std::cout << target << ": " << cases - missed << " of " << cases << " scenarios meet it; worst " << worst
+              << " (" << worst_name << ")\n";
   }
 };
 
@@ -387,11 +395,12 @@ void a2a_within(double factor, const Judged& j, Tally& t) {
   t.note(ok, j.a2a.ratio(), j.name);
 }
 
-void shifts_within(int64_t slack, bool cross, const Judged& j, Tally& t) {
+// `each`: a miss fails the test (else only the tally counts it).
+void shifts_within(int64_t slack, bool cross, const Judged& j, Tally& t, bool each = true) {
   const ShiftSweep& s = cross ? j.cross : j.rail;
   if (!s.shifts) return;
   bool ok = s.worst_excess <= slack;
-  EXPECT_TRUE(ok) << j.name << ": " << (cross ? "cross-rail" : "rail-aligned") << " shift k=" << s.worst_k
+  EXPECT_TRUE(ok || !each) << j.name << ": " << (cross ? "cross-rail" : "rail-aligned") << " shift k=" << s.worst_k
                   << " loads " << s.worst_max << " > its bound " << s.worst_bound << " + " << slack;
   t.note(ok, static_cast<double>(s.worst_excess), j.name);
 }
@@ -427,11 +436,22 @@ TEST(DegradedRouting, CoreFailureAllToAllWithin5PercentOfBound) {
 // exist, but in most cases surveyed none that moves only the routes the
 // failure crossed, as phase A keeps the others (shift_feasibility_test.cpp,
 // docs/routing.md "Shifts after a failure").
-TEST(DegradedRouting, DISABLED_SingleFailureEveryRailAlignedShiftAtItsBound) {
+Tally single_failure_shifts(bool each) {
   Tally t;
   for_each_case(kQuality, single_failures, {.shifts = true},
-                [&](const Judged& j) { shifts_within(0, false, j, t); });
-  t.report("single failure: every rail-aligned shift <= its bound (worst excess)");
+                [&](const Judged& j) { shifts_within(0, false, j, t, each); });
+  return t;
+}
+
+TEST(DegradedRouting, DISABLED_SingleFailureEveryRailAlignedShiftAtItsBound) {
+  single_failure_shifts(true).report("single failure: every rail-aligned shift <= its bound (worst excess)");
+}
+
+// The target above, as far as it is met: no fewer single failures than 36
+// of 48 keep every rail-aligned shift at its bound (34 before a rail's
+// flows went first in phase B, 33 without the spines' rule for them).
+TEST(DegradedRouting, SingleFailureRailAlignedShiftsAtTheirBoundNoFewerThanBefore) {
+  single_failure_shifts(false).at_least(36, "single failure: every rail-aligned shift <= its bound (worst excess)");
 }
 
 TEST(DegradedRouting, UpToFivePercentAllToAllWithin15PercentOfBound) {
@@ -445,15 +465,28 @@ TEST(DegradedRouting, UpToFivePercentAllToAllWithin15PercentOfBound) {
 // (39 and 42 before a rail's flows went first in phase B); worst bound + 3,
 // on the plain fat tree. Of the rail-aligned misses, 11 are the plain fat
 // trees' (one ring, no rails to go first), 2 the 1,024-CA ROFT's.
-TEST(DegradedRouting, DISABLED_UpToFivePercentShiftsWithinBoundPlusOne) {
-  Tally rail, cross;
+void five_percent_shifts(bool each, Tally& rail, Tally& cross) {
   for_each_case(kQuality, up_to_five_percent, {.shifts = true},
                 [&](const Judged& j) {
-                  shifts_within(1, false, j, rail);
-                  shifts_within(1, true, j, cross);
+                  shifts_within(1, false, j, rail, each);
+                  shifts_within(1, true, j, cross, each);
                 });
+}
+
+TEST(DegradedRouting, DISABLED_UpToFivePercentShiftsWithinBoundPlusOne) {
+  Tally rail, cross;
+  five_percent_shifts(true, rail, cross);
   rail.report("up to 5% cut or drained: rail-aligned shifts <= bound + 1 (worst excess)");
   cross.report("up to 5% cut or drained: cross-rail shifts <= bound + 1 (worst excess)");
+}
+
+// The target above, as far as it is met: no fewer than 45 (rail-aligned)
+// and 41 (cross-rail) of the 58.
+TEST(DegradedRouting, UpToFivePercentShiftsWithinBoundPlusOneNoFewerThanBefore) {
+  Tally rail, cross;
+  five_percent_shifts(false, rail, cross);
+  rail.at_least(45, "up to 5% cut or drained: rail-aligned shifts <= bound + 1 (worst excess)");
+  cross.at_least(41, "up to 5% cut or drained: cross-rail shifts <= bound + 1 (worst excess)");
 }
 
 TEST(DegradedRouting, TenPercentAllToAllWithin30PercentOfBound) {
