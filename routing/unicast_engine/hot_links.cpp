@@ -176,10 +176,15 @@ void Engine::relieve_hot_links(std::vector<TableMove>& moves) {
         bool best_free = false;
         for (uint32_t x : order) {
           const uint32_t f = flow[x];
+          const uint32_t a = leaf_id_[x], bl = leaf_id_[t];
+          // A leaf's flows into its own ring keep the leaf's permutation of
+          // slots (each rail-aligned shift meets every up link once): moved
+          // as a taken slot is, last (a leaf other than t goes up).
+          const bool own_ring = rings_first() && x != t && a != kNone && bl != kNone && ring_id_[a] == ring_id_[bl];
+          if (own_ring && hot_load <= too_hot) continue;
           if (gone[x] || f == 0 || !table_path(x, t, lid, old_path)) continue;
           // A leaf's extra flows stay off the up slots the extra flows of
           // its rail-aligned shifts took (phase B's rule, choose_up).
-          const uint32_t a = leaf_id_[x], bl = leaf_id_[t];
           uint64_t taken = 0;
           if (a != kNone && bl != kNone) {
             taken = extra(a, bl) | extra(a, ring_prev_[bl]) | extra(a, ring_next_[bl]) | extra(ring_prev_[a], bl) |
@@ -190,10 +195,6 @@ void Engine::relieve_hot_links(std::vector<TableMove>& moves) {
           bool old_drained = false;
           for (uint32_t e : old_path) old_drained = old_drained || ent_[e].drained;
           if (old_drained) continue;  // tier 2: leave it to the phases that chose it
-          // A leaf's flows into its own ring keep the leaf's permutation of
-          // slots (each rail-aligned shift meets every up link once): moved
-          // as a taken slot is, last.
-          const bool own_ring = rings_first() && first.up && a != kNone && bl != kNone && ring_id_[a] == ring_id_[bl];
           const uint32_t b = first.up ? up_begin_[x] : down_begin_[x];
           const uint32_t end = first.up ? up_begin_[x + 1] : down_begin_[x + 1];
           for (uint32_t j = b; j < end; ++j) {
