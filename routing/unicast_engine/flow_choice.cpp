@@ -141,8 +141,9 @@ uint32_t Engine::choose_up(uint32_t x, uint32_t f) {
     return e;
   };
   // Above the leaves, the flows of one ring (the pass that routes them
-  // first): the nominal slot, else the slot that took the fewest such flows
-  // off their own slot, then the one whose own destinations are farthest
+  // first): the nominal slot, else among the slots whose path stays within
+  // the all-to-all bound (if none does, as below) the one that took the fewest
+  // such flows off their own slot, then the one whose own destinations are farthest
   // from this one's (digits apart): the destinations of one rank's slot
   // follow each other in the ring, a rail-aligned shift sends a window of
   // them through the switch, and the farthest meet in the fewest windows.
@@ -150,16 +151,20 @@ uint32_t Engine::choose_up(uint32_t x, uint32_t f) {
     if (nom != kNone) return nom;
     const uint32_t d = digit_slot_[rk_.rank[x]];
     uint32_t best = kNone, far = 0;
+    bool best_fits = false;
     for (uint32_t j = 0; j < k; ++j) {
       const uint32_t e = up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + j];
       if (e == kNone || !cand_ok(x, e)) continue;
       const uint32_t apart = j > d ? j - d : d - j;
-      if (best == kNone || ring_extra_[e] < ring_extra_[best] || (ring_extra_[e] == ring_extra_[best] && apart > far)) {
+      const bool ok = fits(e);  // within the all-to-all bound first
+      if (best == kNone || ok > best_fits ||
+          (ok == best_fits && (ring_extra_[e] < ring_extra_[best] || (ring_extra_[e] == ring_extra_[best] && apart > far)))) {
         best = e;
         far = apart;
+        best_fits = ok;
       }
     }
-    if (best != kNone) {
+    if (best_fits) {
       ring_extra_[best] += f;
       return best;
     }
