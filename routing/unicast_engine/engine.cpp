@@ -139,14 +139,16 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
     // cannot have moved them, and re-walks only the columns the change can
     // touch (dirty_); the others keep the tables they have.
     modes_from_memo_ = false;
+    lazy_modes_ = nullptr;
     if (prior_ != nullptr && modes_kept(t)) {
-      load_modes(t);
+      if (!begin_lazy(t)) load_modes(t);
     } else {
       prepare_target(t);
       targets_prepared_ += prior_ != nullptr ? 1 : 0;
     }
     target_seq_ = static_cast<uint32_t>(li + 1);
     const bool touched = prior_ == nullptr || mark_dirty(t);  // reads the memo's modes before save_modes
+    if (touched && lazy_modes_ != nullptr) load_modes(t);     // a column is re-walked: it reads them
     if (memo_ != nullptr) save_modes(t);
     if (touched && modes_from_memo_) list_modes(t);
     uint32_t ca_lid_count = 0;
@@ -192,6 +194,10 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
       Lid lid{static_cast<uint16_t>(p0.lid.value + k)};
       if (!lid.valid()) continue;
       if (routed_cas == 0) {  // no CA LID was routed: a walk of its own
+        if (lazy_modes_ != nullptr) {  // (not seen: a leaf with CAs has CA LIDs)
+          load_modes(t);
+          list_modes(t);
+        }
         const size_t col = batch_lids_.size();
         route_destination(lid, t, 0, guid_rank_[t] + k);
         finish_columns(col);
@@ -236,6 +242,7 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
     // cannot have moved them (the column is walked again all the same: its
     // chains and cones balance by counters over every switch LID).
     modes_from_memo_ = false;
+    lazy_modes_ = nullptr;
     if (prior_ != nullptr && modes_kept(t)) {
       load_modes(t);
       list_modes(t);
@@ -286,6 +293,7 @@ void Engine::build_ca_lists() {
     ca_ports_.push_back(pid);
   }
   for (uint32_t s = 0; s < n; ++s) ca_begin_[s + 1] += ca_begin_[s];
+  for (uint32_t s = 0; s < n && first_ca_switch_ == kNone; ++s) first_ca_switch_ = ca_begin_[s] != ca_begin_[s + 1] ? s : kNone;
   report_.ca_ports = total_ca_ports_;
 }
 

@@ -167,6 +167,13 @@ class Engine {
   void subtract_column(uint32_t t, const uint8_t* column, size_t stride);
   uint32_t old_dist(uint32_t s) const { return old_distance_[s] & 0xFFFF; }  // SwitchState::val, as packed
   void reuse_deferred(Lid lid, uint32_t t, uint32_t slot);
+  // A target whose modes are the memo's is read from the memo's row
+  // (lazy_modes_) until a column needs them in st_: most targets of a
+  // reroute keep every column, and their modes are then never copied.
+  bool begin_lazy(uint32_t t);
+  const uint32_t* lazy_modes_ = nullptr;
+  SwitchState state(uint32_t s) const { return lazy_modes_ != nullptr ? unpack(lazy_modes_[s]) : st_[s]; }
+  uint32_t first_ca_switch_ = kNone;  // the lowest switch index with CAs (begin_lazy's reach)
 
   // destination_walk.cpp
   void route_destination(Lid lid, uint32_t t, uint8_t port_at_target, uint32_t slot);
@@ -177,12 +184,12 @@ class Engine {
 
   // Whether entry x (a record of ent_) of switch s is a legal shortest next
   // hop toward the target.
-  bool cand_ok(uint32_t s, const Entry& x) const {
-    const SwitchState ss = st_[s];
+  bool cand_ok(uint32_t s, const Entry& x) const { return cand_ok(st_[s], st_[x.remote], x); }
+  // The same from the states of the switch (ss) and of x's far end (sr).
+  static bool cand_ok(SwitchState ss, SwitchState sr, const Entry& x) {
     if (ss.mode == Mode::kUnreachable) return false;
     const bool down = is_down(ss.mode);
     if (x.up == down) return false;  // wrong direction
-    const SwitchState sr = st_[x.remote];
     const bool tier1 = is_tier1(ss.mode);
     if (tier1 && (x.drained || !is_tier1(sr.mode))) return false;  // tier 1 stays clean
     if (sr.val == kInf || sr.val + 1 != ss.val) return false;

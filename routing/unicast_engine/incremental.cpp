@@ -42,10 +42,6 @@ namespace railyard::routing::unicast {
 
 namespace {
 
-uint32_t pack(SwitchState s) {
-  return static_cast<uint32_t>(s.val) | static_cast<uint32_t>(s.mode) << 16 | static_cast<uint32_t>(s.clean_only) << 24;
-}
-
 bool is_up_mode(Mode m) { return m == Mode::kUp || m == Mode::kUpDrain; }
 
 }  // namespace
@@ -55,6 +51,13 @@ void Engine::save_modes(uint32_t t) {
   const uint32_t at = memo_->modes_at[t];
   if (at == RouteMemo::kNoModes) return;
   uint32_t* out = memo_->modes.data() + static_cast<size_t>(at) * n;
+  if (lazy_modes_ != nullptr) {  // the memo's row, not loaded: as it is
+    if (!memo_in_place_) {
+      std::memcpy(out, lazy_modes_, static_cast<size_t>(n) * sizeof(uint32_t));
+      memo_->reach[at] = prior_->memo->reach[prior_->memo->modes_at[t]];
+    }
+    return;
+  }
   if (memo_in_place_) {
     if (modes_from_memo_) return;  // st_ was read from this very row
     bool same = true;
@@ -75,14 +78,6 @@ void Engine::save_modes(uint32_t t) {
     }
   }
   memo_->reach[at] = reach;
-}
-
-SwitchState unpack(uint32_t v) {
-  SwitchState s;
-  s.val = static_cast<uint16_t>(v & 0xFFFF);
-  s.mode = static_cast<Mode>(v >> 16 & 0xFF);
-  s.clean_only = static_cast<uint8_t>(v >> 24);
-  return s;
 }
 
 // Whether the modes toward t are the memo's, provably, without preparing
@@ -156,6 +151,42 @@ void Engine::load_modes(uint32_t t) {
   cand_.clear();
   target_ = t;
   modes_from_memo_ = true;
+  lazy_modes_ = nullptr;
+}
+
+// Instead of load_modes (modes_kept(t)): the modes stay in the memo's row
+// (state()) when nothing but mark_dirty may read them, i.e. when every
+// switch reaches t in tier 1 (the reach summary of the report is then known
+// without them), no column of t was finished by phase B (reuse_deferred
+// snapshots the modes) and no CA of t hangs off a drained link
+// (account_ca_destination reads the modes then). run() loads them if a
+// column is re-walked.
+bool Engine::begin_lazy(uint32_t t) {
+  const RouteMemo& memo = *prior_->memo;
+  const uint32_t at = memo.modes_at[t];
+  if (at == RouteMemo::kNoModes || memo.reach[at] != RouteMemo::kAllTier1) return false;
+  for (uint32_t i = ca_begin_[t]; i < ca_begin_[t + 1]; ++i) {
+    const Port& p = fabric_.port(ca_ports_[i]);
+    if (!drained_links_.empty() && drained_links_[p.link.value()]) return false;
+    for (uint32_t k = 0; k < (1u << p.lmc); ++k) {
+      const uint32_t lid = p.lid.value + k;
+      if (lid < memo.deferred.size() && memo.deferred[lid]) return false;
+    }
+  }
+  lazy_modes_ = memo.modes.data() + static_cast<size_t>(at) * g_.num_switches();
+  ++target_stamp_;
+  cand_.clear();
+  target_ = t;
+  modes_from_memo_ = true;
+  // account_ca_destination's summary, as it counts it from the modes when
+  // every switch is in tier 1.
+  reach_ = ReachSummary{};
+  reach_.stamp = target_stamp_;
+  reach_.unreachable = static_cast<uint32_t>(detached_.size());
+  if (!detached_.empty()) reach_.example_unreachable = fabric_.port(detached_.front()).node;
+  reach_.reachable = static_cast<uint32_t>(ca_ports_.size());
+  if (first_ca_switch_ != kNone) reach_.example_reachable = fabric_.port(ca_ports_[ca_begin_[first_ca_switch_]]).node;
+  return true;
 }
 
 // The down and up lists of prepare_target, from st_, in its order: the
@@ -189,7 +220,7 @@ void Engine::chain_digits(uint32_t t, uint32_t slot) {
     uint32_t e = kNone;
     for (uint32_t i = 0; i < k && e == kNone; ++i) {
       const uint32_t c = up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + (want + i) % k];
-      if (c != kNone && cand_ok(remote(c), rev(c))) e = c;
+      if (c != kNone && cand_ok(state(remote(c)), state(x), ent_[rev(c)])) e = c;
     }
     if (e == kNone) break;
     const uint32_t p = remote(e);
@@ -213,7 +244,7 @@ bool Engine::mark_dirty(uint32_t t) {
   up_changed_.clear();
   for (uint32_t i = 0; i < prior_->changed.size() && !all; ++i) {
     const ChangedLink& c = prior_->changed[i];
-    const SwitchState su = st_[c.lower], sv = st_[c.upper];
+    const SwitchState su = state(c.lower), sv = state(c.upper);
     if (su.val == kInf || sv.val == kInf) continue;
     // Whatever the link's state: could it be a candidate?
     if (is_down(sv.mode) && is_down(su.mode) && su.val + 1 == sv.val) all = true;
@@ -332,9 +363,10 @@ void Engine::subtract_column(uint32_t t, const uint8_t* column, size_t stride) {
   for (uint32_t x : ring_leaves_) carried_[x] = x == t ? 0 : ca_begin_[x + 1] - ca_begin_[x];
   for (uint32_t y : by_distance_) {
     const uint32_t f = carried_[y];
+    if (f == 0) continue;  // most switches carry none: their entry is not read
     carried_[y] = 0;
     const uint8_t p = column[static_cast<size_t>(y) * stride];
-    if (f == 0 || p == ForwardingTables::kNoPath || p == 0) continue;
+    if (p == ForwardingTables::kNoPath || p == 0) continue;
     old_load_[static_cast<size_t>(y) * 256 + p] += f;
     const uint32_t next = prior_->cable[static_cast<size_t>(y) * 256 + p];
     if (next == kNone || next == t) continue;

@@ -41,6 +41,18 @@ struct SwitchState {
   uint8_t clean_only = 0;  // tier 2: skip drained candidates
 };
 
+// SwitchState as the memo keeps it, 4 bytes.
+inline uint32_t pack(SwitchState s) {
+  return static_cast<uint32_t>(s.val) | static_cast<uint32_t>(s.mode) << 16 | static_cast<uint32_t>(s.clean_only) << 24;
+}
+inline SwitchState unpack(uint32_t v) {
+  SwitchState s;
+  s.val = static_cast<uint16_t>(v & 0xFFFF);
+  s.mode = static_cast<Mode>(v >> 16 & 0xFF);
+  s.clean_only = static_cast<uint8_t>(v >> 24);
+  return s;
+}
+
 // Per entry (SwitchGraph entry index): the graph's fields plus direction
 // and drain, and the port at the far end.
 struct Entry {
