@@ -174,9 +174,27 @@ try:
                                              (g.switches[l[2]].guid === arguments[0] && l[3] === arguments[1]));""",
             guid, port)
 
+    # A whole-pixel point of link k that the page's own hit test gives to it,
+    # and every pixel around it too (the midpoint may be where another link
+    # crosses it; a click lands on whole pixels), or None when there is none
+    # (a parallel cable drawn on the same line).
+    def link_point(k):
+        return driver.execute_script(
+            """const v = railyardConsole.view, k = arguments[0], [a, , b] = v.doc.links[k];
+               const mine = (x, y) => { const h = v.hit(x, y); return h && h.kind === "link" && h.index === k; };
+               for (let i = 1; i < 20; i++) {
+                 const f = i / 20;
+                 const x = Math.round(v.lay.x[a] + f * (v.lay.x[b] - v.lay.x[a]));
+                 const y = Math.round(v.lay.y[a] + f * (v.lay.y[b] - v.lay.y[a]));
+                 let all = true;
+                 for (let dx = -1; dx <= 1 && all; dx++) for (let dy = -1; dy <= 1 && all; dy++) all = mine(x + dx, y + dy);
+                 if (all) return {x: x, y: y};
+               }
+               return null;""", k)
+
     def click_link(k):
         canvas = driver.find_element(By.ID, "grid")
-        p = driver.execute_script("return railyardConsole.view.linkMidpoint(arguments[0])", k)
+        p = link_point(k) or driver.execute_script("return railyardConsole.view.linkMidpoint(arguments[0])", k)
         size = canvas.size
         driver.execute_script("arguments[0].scrollIntoView()", canvas)
         ActionChains(driver).move_to_element_with_offset(canvas, p["x"] - size["width"] / 2,
@@ -243,10 +261,13 @@ try:
     wait(lambda: driver.execute_script("return !!railyardConsole.state.grid.loads"), "the predicted loads")
     max_load = driver.execute_script("return railyardConsole.state.grid.load_max")
     check(max_load > 0, f"predicted loads drawn (busiest switch link {max_load} all-to-all flows)")
+    # The busiest links; the first one a click can pick out.
     hottest = driver.execute_script(
-        """const g = railyardConsole.state.grid, m = g.loads.map(l => Math.max(...l));
-           return m.indexOf(Math.max(...m));""")
-    click_link(hottest)
+        """const g = railyardConsole.state.grid, m = g.loads.map(l => Math.max(...l)), top = Math.max(...m);
+           return m.map((v, k) => v === top ? k : -1).filter(k => k >= 0);""")
+    clickable = [k for k in hottest if link_point(k) is not None]
+    check(clickable, f"one of the busiest links {hottest} can be clicked")
+    click_link(clickable[0])
     wait(lambda: "predicted load" in text("panel") and str(max_load) in text("panel"), "the hottest link's panel")
     shot("hotspot")
 
