@@ -141,12 +141,13 @@ uint32_t Engine::choose_up(uint32_t x, uint32_t f) {
     return e;
   };
   // Above the leaves, the flows of one ring (the pass that routes them
-  // first): the nominal slot, else among the slots whose path stays within
-  // the all-to-all bound (if none does, as below) the one that took the fewest
-  // such flows off their own slot, then the one whose own destinations are farthest
-  // from this one's (digits apart): the destinations of one rank's slot
-  // follow each other in the ring, a rail-aligned shift sends a window of
-  // them through the switch, and the farthest meet in the fewest windows.
+  // first): the nominal slot, else, among the slots whose path stays within
+  // the all-to-all bound (if none does: as the other flows choose, below),
+  // the one that took the fewest such flows off their own slot, then the one
+  // whose own destinations are farthest from this one's (digits apart): the
+  // destinations of one rank's slot follow each other in the ring, a
+  // rail-aligned shift sends a window of them through the switch, and the
+  // farthest meet in the fewest windows.
   if (same_ring_pass_ && a == kNone && rk_.rank[x] > 0) {
     if (nom != kNone) return nom;
     const uint32_t d = digit_slot_[rk_.rank[x]];
