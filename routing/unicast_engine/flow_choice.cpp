@@ -204,20 +204,20 @@ uint32_t Engine::choose_up(uint32_t x, uint32_t f) {
     least = std::min(least, cost_.back().max);
   }
   const uint64_t near = std::max(least, capacity_);
-  uint32_t choice = kNone, best_rank = 0;
-  bool best_free = false;
+  uint32_t choice = kNone, best_rank = 0, best_tier = 0;
   PathCost best;
   for (uint32_t c = cf; c < cf + count; ++c) {
     const uint32_t e = cand_[c];
     const PathCost& p = cost_[c - cf];
     if (p.max > near) continue;
     const uint32_t rank = e == nom ? 0 : 1 + slot_rank(x, up_slot(x, e), a, b);
-    const bool free = is_free(e);
-    const bool better = choice == kNone || (free != best_free ? free : (p < best || (p == best && rank < best_rank)));
+    // Free, else taken only by a neighbouring pair's extra flows, else by this pair's.
+    const uint32_t tier = is_free(e) ? 2 : a != kNone && b != kNone && (extra(a, b) >> (up_slot(x, e) % 64) & 1) ? 0 : 1;
+    const bool better = choice == kNone || (tier != best_tier ? tier > best_tier : (p < best || (p == best && rank < best_rank)));
     if (better) {
       choice = e;
       best_rank = rank;
-      best_free = free;
+      best_tier = tier;
       best = p;
     }
   }

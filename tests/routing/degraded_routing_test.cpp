@@ -477,10 +477,10 @@ TEST(DegradedRouting, UpToFivePercentAllToAllWithin15PercentOfBound) {
   t.report("up to 5% cut or drained: all-to-all <= 1.15 x bound");
 }
 
-// Not met: 45 (rail-aligned) and 41 (cross-rail) of 58 scenarios meet it
-// (39 and 42 before a rail's flows went first in phase B); worst bound + 3,
-// on the plain fat tree. Of the rail-aligned misses, 11 are the plain fat
-// trees' (one ring, no rails to go first), 2 the 1,024-CA ROFT's.
+// Not met: 47 (rail-aligned) and 43 (cross-rail) of 58 scenarios meet it
+// (39 and 42 before a rail's flows went first in phase B); worst bound + 4,
+// on the plain fat tree. The 11 rail-aligned misses are the plain fat
+// trees' (one ring, no rails to go first).
 void five_percent_shifts(bool each, Tally& rail, Tally& cross) {
   for_each_case(kQuality, up_to_five_percent, {.shifts = true},
                 [&](const Judged& j) {
@@ -496,13 +496,13 @@ TEST(DegradedRouting, DISABLED_UpToFivePercentShiftsWithinBoundPlusOne) {
   cross.report("up to 5% cut or drained: cross-rail shifts <= bound + 1 (worst excess)");
 }
 
-// The target above, as far as it is met: no fewer than 45 (rail-aligned)
-// and 41 (cross-rail) of the 58.
+// The target above, as far as it is met: no fewer than 47 (rail-aligned)
+// and 43 (cross-rail) of the 58.
 TEST(DegradedRouting, UpToFivePercentShiftsWithinBoundPlusOneNoFewerThanBefore) {
   Tally rail, cross;
   five_percent_shifts(false, rail, cross);
-  rail.at_least(45, "up to 5% cut or drained: rail-aligned shifts <= bound + 1 (worst excess)");
-  cross.at_least(41, "up to 5% cut or drained: cross-rail shifts <= bound + 1 (worst excess)");
+  rail.at_least(47, "up to 5% cut or drained: rail-aligned shifts <= bound + 1 (worst excess)");
+  cross.at_least(43, "up to 5% cut or drained: cross-rail shifts <= bound + 1 (worst excess)");
 }
 
 TEST(DegradedRouting, TenPercentAllToAllWithin30PercentOfBound) {
