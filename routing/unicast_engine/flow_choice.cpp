@@ -203,16 +203,21 @@ uint32_t Engine::choose_up(uint32_t x, uint32_t f) {
     cost_.push_back(cost(cand_[c]));
     least = std::min(least, cost_.back().max);
   }
+  // A slot that keeps this pair's extra flows apart (tier below) may be up
+  // to 1/64 busier: the all-to-all targets leave that much (and the pass
+  // over the busiest links evens out after), while extra flows of one pair
+  // on one slot meet in every shift between the two leaves.
   const uint64_t near = std::max(least, capacity_);
+  const uint64_t near_apart = near + near / 64;
   uint32_t choice = kNone, best_rank = 0, best_tier = 0;
   PathCost best;
   for (uint32_t c = cf; c < cf + count; ++c) {
     const uint32_t e = cand_[c];
     const PathCost& p = cost_[c - cf];
-    if (p.max > near) continue;
-    const uint32_t rank = e == nom ? 0 : 1 + slot_rank(x, up_slot(x, e), a, b);
     // Free, else taken only by a neighbouring pair's extra flows, else by this pair's.
     const uint32_t tier = is_free(e) ? 2 : a != kNone && b != kNone && (extra(a, b) >> (up_slot(x, e) % 64) & 1) ? 0 : 1;
+    if (p.max > (tier > 0 ? near_apart : near)) continue;
+    const uint32_t rank = e == nom ? 0 : 1 + slot_rank(x, up_slot(x, e), a, b);
     const bool better = choice == kNone || (tier != best_tier ? tier > best_tier : (p < best || (p == best && rank < best_rank)));
     if (better) {
       choice = e;

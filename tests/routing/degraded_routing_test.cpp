@@ -496,13 +496,13 @@ TEST(DegradedRouting, DISABLED_UpToFivePercentShiftsWithinBoundPlusOne) {
   cross.report("up to 5% cut or drained: cross-rail shifts <= bound + 1 (worst excess)");
 }
 
-// The target above, as far as it is met: no fewer than 47 (rail-aligned)
-// and 43 (cross-rail) of the 58.
+// The target above, as far as it is met: no fewer than 51 (rail-aligned)
+// and 47 (cross-rail) of the 58.
 TEST(DegradedRouting, UpToFivePercentShiftsWithinBoundPlusOneNoFewerThanBefore) {
   Tally rail, cross;
   five_percent_shifts(false, rail, cross);
-  rail.at_least(47, "up to 5% cut or drained: rail-aligned shifts <= bound + 1 (worst excess)");
-  cross.at_least(43, "up to 5% cut or drained: cross-rail shifts <= bound + 1 (worst excess)");
+  rail.at_least(51, "up to 5% cut or drained: rail-aligned shifts <= bound + 1 (worst excess)");
+  cross.at_least(47, "up to 5% cut or drained: cross-rail shifts <= bound + 1 (worst excess)");
 }
 
 TEST(DegradedRouting, TenPercentAllToAllWithin30PercentOfBound) {
