@@ -81,7 +81,7 @@ TEST(PhaseBLanes, SplitRoutesStayConnectedDeadlockFreeMinimalAndBalanced) {
     // Issue 10's bound at 10% is 1.3x. Tighter here: with each lane counting
     // its own displaced flows once, as if the other sent none in the round,
     // the 4,096-CA case reaches 1.053x (1.013x as split, 1.002x in one lane;
-    // 1.07-1.13x at 16k CAs, 5-10% cut); the others are 1.013-1.045x (the
+    // 1.07-1.13x at 16k CAs, 5-10% cut); the others are 1.012-1.045x (the
     // 2,048-CA ROFT 1.045x since phase B lets a slot that keeps a leaf
     // pair's extra flows apart be 1/64 busier than the least loaded one).
     EXPECT_GT(a2a.bound, 0u) << d.name;
