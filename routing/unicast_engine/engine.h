@@ -24,7 +24,6 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <numeric>
 #include <span>
 #include <tuple>
 #include <utility>
@@ -142,15 +141,6 @@ class Engine {
   void prepare_template();
   void route_leaves(uint32_t t, uint32_t slot);
   void set_digits(uint32_t t, uint32_t slot);
-  // The i-th up slot a chain tries from its nominal slot `want` (of k): the
-  // nominal one, then by a stride of about half the slots, coprime with k,
-  // so that the slots of a run of dead links (a core's parallel links, a
-  // switch down) fall back on different slots, not all on the next live one.
-  static uint32_t probe_slot(uint32_t want, uint32_t i, uint32_t k) {
-    uint32_t stride = k / 2 + 1;
-    while (k > 1 && std::gcd(stride, k) != 1) ++stride;
-    return static_cast<uint32_t>((want + static_cast<uint64_t>(i) * stride) % k);
-  }
   uint32_t next_entry(uint32_t s) const;
   uint32_t down_pick(uint32_t y);
   uint32_t nominal_down(uint32_t y) const;
