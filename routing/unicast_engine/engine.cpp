@@ -293,7 +293,7 @@ void Engine::build_ca_lists() {
     ca_ports_.push_back(pid);
   }
   for (uint32_t s = 0; s < n; ++s) ca_begin_[s + 1] += ca_begin_[s];
-  for (uint32_t s = 0; s < n && first_ca_switch_ == kNone; ++s) first_ca_switch_ = ca_begin_[s] != ca_begin_[s + 1] ? s : kNone;
+  all_tier1_ = count_reach([](uint32_t) { return Mode::kDown; });
   report_.ca_ports = total_ca_ports_;
 }
 
@@ -357,31 +357,38 @@ NodeId Engine::first_other_ca(PortId not_this) const {
   return NodeId();
 }
 
+// Sources of the current target by reachability, from each switch's mode.
+template <class ModeOf>
+Engine::ReachSummary Engine::count_reach(ModeOf&& mode_of) const {
+  ReachSummary r;
+  r.unreachable = static_cast<uint32_t>(detached_.size());
+  if (!detached_.empty()) r.example_unreachable = fabric_.port(detached_.front()).node;
+  const uint32_t n = g_.num_switches();
+  for (uint32_t s = 0; s < n; ++s) {
+    uint32_t k = ca_begin_[s + 1] - ca_begin_[s];
+    if (k == 0) continue;
+    Mode m = mode_of(s);
+    NodeId here = fabric_.port(ca_ports_[ca_begin_[s]]).node;
+    if (m == Mode::kUnreachable) {
+      r.unreachable += k;
+      if (!r.example_unreachable.valid()) r.example_unreachable = here;
+      continue;
+    }
+    r.reachable += k;
+    if (!r.example_reachable.valid()) r.example_reachable = here;
+    if (!is_tier1(m)) {
+      r.tier2 += k;
+      if (!r.example_tier2.valid()) r.example_tier2 = here;
+    }
+  }
+  return r;
+}
+
 void Engine::account_ca_destination(Lid lid, PortId dest_port, bool last_hop_drained) {
   // Sources by mode are the same for every destination of the target: count once.
   if (reach_.stamp != target_stamp_) {
-    reach_ = ReachSummary{};
+    reach_ = count_reach([&](uint32_t s) { return st_[s].mode; });
     reach_.stamp = target_stamp_;
-    reach_.unreachable = static_cast<uint32_t>(detached_.size());
-    if (!detached_.empty()) reach_.example_unreachable = fabric_.port(detached_.front()).node;
-    const uint32_t n = g_.num_switches();
-    for (uint32_t s = 0; s < n; ++s) {
-      uint32_t k = ca_begin_[s + 1] - ca_begin_[s];
-      if (k == 0) continue;
-      Mode m = st_[s].mode;
-      NodeId here = fabric_.port(ca_ports_[ca_begin_[s]]).node;
-      if (m == Mode::kUnreachable) {
-        reach_.unreachable += k;
-        if (!reach_.example_unreachable.valid()) reach_.example_unreachable = here;
-        continue;
-      }
-      reach_.reachable += k;
-      if (!reach_.example_reachable.valid()) reach_.example_reachable = here;
-      if (!is_tier1(m)) {
-        reach_.tier2 += k;
-        if (!reach_.example_tier2.valid()) reach_.example_tier2 = here;
-      }
-    }
   }
   // A drained last hop puts every reachable source through a drain.
   uint32_t drained = last_hop_drained ? reach_.reachable : reach_.tier2;

@@ -173,7 +173,6 @@ class Engine {
   bool begin_lazy(uint32_t t);
   const uint32_t* lazy_modes_ = nullptr;
   SwitchState state(uint32_t s) const { return lazy_modes_ != nullptr ? unpack(lazy_modes_[s]) : st_[s]; }
-  uint32_t first_ca_switch_ = kNone;  // the lowest switch index with CAs (begin_lazy's reach)
 
   // destination_walk.cpp
   void route_destination(Lid lid, uint32_t t, uint8_t port_at_target, uint32_t slot);
@@ -290,6 +289,9 @@ class Engine {
     NodeId example_unreachable, example_reachable, example_tier2;
   };
   ReachSummary reach_;
+  ReachSummary all_tier1_;  // the summary when every switch reaches the target in tier 1 (begin_lazy)
+  template <class ModeOf>
+  ReachSummary count_reach(ModeOf&& mode_of) const;
 
   // Per destination. A switch is routed once its entry in the column is set.
   uint32_t stamp_ = 0;

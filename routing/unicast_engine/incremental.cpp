@@ -178,14 +178,8 @@ bool Engine::begin_lazy(uint32_t t) {
   cand_.clear();
   target_ = t;
   modes_from_memo_ = true;
-  // account_ca_destination's summary, as it counts it from the modes when
-  // every switch is in tier 1.
-  reach_ = ReachSummary{};
+  reach_ = all_tier1_;  // account_ca_destination's summary, counted once per route
   reach_.stamp = target_stamp_;
-  reach_.unreachable = static_cast<uint32_t>(detached_.size());
-  if (!detached_.empty()) reach_.example_unreachable = fabric_.port(detached_.front()).node;
-  reach_.reachable = static_cast<uint32_t>(ca_ports_.size());
-  if (first_ca_switch_ != kNone) reach_.example_reachable = fabric_.port(ca_ports_[ca_begin_[first_ca_switch_]]).node;
   return true;
 }
 
