@@ -373,6 +373,11 @@ class Engine {
   // Whether the flows of a ring go first, their excess over the bound left
   // to the flows between rings: with two rings or more.
   bool rings_first() const { return rings_ >= 2; }
+  // Whether switches x and y are leaves of one ring.
+  bool same_ring(uint32_t x, uint32_t y) const {
+    const uint32_t a = leaf_id_[x], b = leaf_id_[y];
+    return a != kNone && b != kNone && ring_id_[a] == ring_id_[b];
+  }
   std::vector<uint64_t> extras_;
   uint64_t& extra(uint32_t a, uint32_t b) { return extras_[static_cast<size_t>(a) * num_leaves_ + b]; }
   std::vector<std::pair<uint8_t*, const uint8_t*>> leaf_copies_;  // (leaf LID column, CA column it copies)

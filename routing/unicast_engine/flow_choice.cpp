@@ -289,16 +289,12 @@ void Engine::route_deferred_of(const Deferred& d, uint32_t first, uint32_t last,
     const uint32_t a = leaf_id_[x];
     return a != kNone && b != kNone && (ring_next_[a] == b || ring_prev_[a] == b);
   };
-  auto same_ring = [&](uint32_t x) {
-    const uint32_t a = leaf_id_[x];
-    return a != kNone && b != kNone && ring_id_[a] == ring_id_[b];
-  };
   if (pass == Pass::kSameRing && !rings_first()) return;
   if (pass != Pass::kAll) {  // most destinations have none waiting: nothing to set up
     bool any = false;
     for (uint32_t j = first; j < last && !any; ++j) {
       any = pass == Pass::kNeighbours ? neighbour(list[j])
-                                      : same_ring(list[j]) && d.column[list[j]] == ForwardingTables::kNoPath;
+                                      : same_ring(list[j], d.t) && d.column[list[j]] == ForwardingTables::kNoPath;
     }
     if (!any) return;
   }
@@ -333,7 +329,7 @@ void Engine::route_deferred_of(const Deferred& d, uint32_t first, uint32_t last,
     // after the leaves) every waiting switch their flows reached: a
     // rail-aligned shift's flows choose before the others fill the links.
     for (uint32_t j = first; j < last; ++j) {
-      if (same_ring(list[j]) && !routed(list[j])) route_flows_of(list[j]);
+      if (same_ring(list[j], d.t) && !routed(list[j])) route_flows_of(list[j]);
     }
     for (uint32_t j = first; j < last; ++j) {
       const uint32_t x = list[j];

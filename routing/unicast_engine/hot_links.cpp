@@ -181,7 +181,7 @@ void Engine::relieve_hot_links(std::vector<TableMove>& moves) {
           // A leaf's flows into its own ring keep the leaf's permutation of
           // slots (each rail-aligned shift meets every up link once): moved
           // as a taken slot is, last (a leaf other than t goes up).
-          const bool own_ring = rings_first() && x != t && a != kNone && bl != kNone && ring_id_[a] == ring_id_[bl];
+          const bool own_ring = rings_first() && x != t && same_ring(x, t);
           if (own_ring && hot_load <= too_hot) continue;
           if (gone[x] || f == 0 || !table_path(x, t, lid, old_path)) continue;
           // A leaf's extra flows stay off the up slots the extra flows of
