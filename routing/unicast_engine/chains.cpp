@@ -42,7 +42,7 @@ void Engine::climb(uint32_t x0, uint32_t pref, bool primary, std::vector<uint32_
     }
     uint32_t parent = owner(best);  // best is the parent's entry toward x
     put(parent, port(best));
-    ++(primary ? cnt_ : sec_)[best];
+    bump(primary ? cnt_ : sec_, best);
     chain.push_back(parent);
     pref = down_slot(parent, best);
     x = parent;

@@ -42,7 +42,7 @@ void Engine::push_cone(const std::vector<uint32_t>& chain, std::vector<uint32_t>
     }
     for (uint32_t c : fresh_) {
       put(c, port(best_[c]));
-      ++load[best_[c]];
+      bump(load, best_[c]);
       queue_.push_back(c);
     }
   }
@@ -114,7 +114,7 @@ void Engine::finish_columns(size_t first) {
         if (cnt2_[cand_[i]] < cnt2_[best]) best = cand_[i];
       }
       entry = port(best);
-      ++cnt2_[best];
+      bump(cnt2_, best);
     }
   }
   // Switches outside the cones (missing or drained links): any shortest up
@@ -125,12 +125,23 @@ void Engine::finish_columns(size_t first) {
     if (k == 0) continue;
     // Offset by the switch index: cursors of like switches advance in step,
     // and the sources of one destination must not all pick the same slot.
+    // With counters local to the target, also by the target's, so that one
+    // switch's routes toward different targets spread.
+    const uint32_t offset = guid_rank_[s] + (flows_ ? guid_rank_[target_] : 0);
+    if (flows_ && cursor_[s] == 0) counted_switches_.push_back(s);
     for (size_t col = first; col < last; ++col) {
       uint8_t& entry = column_at(col)[s];
       if (entry != ForwardingTables::kNoPath) continue;
-      entry = port(cand_[cf + ((cursor_[s]++ + guid_rank_[s]) % k)]);
+      entry = port(cand_[cf + ((cursor_[s]++ + offset) % k)]);
     }
   }
+}
+
+void Engine::clear_counters() {
+  for (uint32_t e : counted_entries_) cnt_[e] = sec_[e] = cnt2_[e] = 0;
+  for (uint32_t s : counted_switches_) cursor_[s] = 0;
+  counted_entries_.clear();
+  counted_switches_.clear();
 }
 
 // Room in the batch for `count` more columns (flushing it if needed).

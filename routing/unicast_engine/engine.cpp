@@ -199,6 +199,7 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
           list_modes(t);
         }
         const size_t col = batch_lids_.size();
+        if (flows_ && k == 0) clear_counters();
         route_destination(lid, t, 0, guid_rank_[t] + k);
         finish_columns(col);
         continue;
@@ -238,12 +239,17 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
     if (ca_begin_[t] != ca_begin_[t + 1]) continue;  // a leaf: routed with its CAs
     const Port& p0 = fabric_.port(fabric_.node(g_.node(t)).first_port);
     if (!p0.lid.valid()) continue;
-    // An incremental route takes the modes from the memo when the change
-    // cannot have moved them (the column is walked again all the same: its
-    // chains and cones balance by counters over every switch LID).
+    // An incremental route keeps the column the tables have when the change
+    // cannot have moved it, else takes the modes from the memo when it cannot
+    // have moved them.
     modes_from_memo_ = false;
     lazy_modes_ = nullptr;
     if (prior_ != nullptr && modes_kept(t)) {
+      if (switch_column_kept(t)) {
+        if (memo_ != nullptr) save_modes(t);
+        for (uint32_t k = 0; k < (1u << p0.lmc); ++k) report_.lids_routed += Lid{static_cast<uint16_t>(p0.lid.value + k)}.valid();
+        continue;
+      }
       load_modes(t);
       list_modes(t);
     } else {
@@ -251,6 +257,7 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
     }
     if (memo_ != nullptr) save_modes(t);
     reserve_columns(1u << p0.lmc);
+    if (flows_) clear_counters();
     const size_t first_col = batch_lids_.size();
     for (uint32_t k = 0; k < (1u << p0.lmc); ++k) {
       Lid lid{static_cast<uint16_t>(p0.lid.value + k)};

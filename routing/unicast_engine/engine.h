@@ -171,6 +171,7 @@ class Engine {
   // (lazy_modes_) until a column needs them in st_: most targets of a
   // reroute keep every column, and their modes are then never copied.
   bool begin_lazy(uint32_t t);
+  bool switch_column_kept(uint32_t t);
   const uint32_t* lazy_modes_ = nullptr;
   SwitchState state(uint32_t s) const { return lazy_modes_ != nullptr ? unpack(lazy_modes_[s]) : st_[s]; }
 
@@ -179,6 +180,18 @@ class Engine {
   void finish_columns(size_t first);
   void reserve_columns(size_t count);
   void push_cone(const std::vector<uint32_t>& chain, std::vector<uint32_t>& load);
+  // The chains' and cones' counters (cnt_, sec_, cnt2_, cursor_). Balanced
+  // by flows, only switch LIDs use them, and each target counts only its
+  // own routes: clear_counters() before each, so that a switch LID's column
+  // is a function of the fabric and its target alone, as a CA column's
+  // phase A is, and a reroute can keep it (run()). Else (chains and cones
+  // for every destination) they balance across destinations.
+  void bump(std::vector<uint32_t>& counter, uint32_t e) {
+    ++counter[e];
+    if (flows_) counted_entries_.push_back(e);
+  }
+  void clear_counters();
+  std::vector<uint32_t> counted_entries_, counted_switches_;
   void begin_column(Lid lid);
 
   // Whether entry x (a record of ent_) of switch s is a legal shortest next
@@ -433,10 +446,11 @@ void route_phase_b(Engine& first, Engine& second, RoutingReport& report);
 struct SwitchTurns {
   std::vector<uint32_t> turn_switches;
   uint64_t entries = 0;
-  // The leaf-LID entries filled (each was kNoPath): an incremental route
-  // empties them again first, as it undoes the hot-link moves (a leaf LID
-  // whose CAs' columns are not re-walked keeps its column in the tables).
-  std::vector<TableMove> leaf_fills;
+  // The entries filled (each was kNoPath): an incremental route empties
+  // them again first, as it undoes the hot-link moves (a leaf LID whose CAs'
+  // columns are not re-walked, or a switch LID whose column is kept, keeps
+  // its column in the tables).
+  std::vector<TableMove> fills;
   // (switch, switch LID) entries still empty within one piece of the switch
   // graph: what repair_switch_lids is for.
   uint64_t left = 0;
@@ -449,13 +463,13 @@ SwitchTurns route_switch_turns(const Fabric& fabric, const SwitchGraph& graph, c
                                ForwardingTables& tables);
 
 // What repair_switch_lids did: entries filled, (switch, switch LID) entries
-// still empty within one piece of the switch graph, and the fills of leaf
-// LIDs (emptied again by an incremental route, as SwitchTurns::leaf_fills).
+// still empty within one piece of the switch graph, and the fills
+// (emptied again by an incremental route, as SwitchTurns::fills).
 struct SwitchRepair {
   uint64_t entries = 0;
   uint64_t left = 0;
   bool cyclic = false;  // the tables it was given already had a dependency cycle: nothing filled
-  std::vector<TableMove> leaf_fills;
+  std::vector<TableMove> fills;
 };
 
 // Fills switch-LID entries the turn switch left empty, each only where the

@@ -183,6 +183,29 @@ bool Engine::begin_lazy(uint32_t t) {
   return true;
 }
 
+// Whether the column of switch LID t (its modes the memo's: modes_kept) is
+// the one the tables have. Its chains, cones and the other switches (with
+// counters local to t: clear_counters) read only the modes toward t and the
+// candidates they allow; a changed link that could be no candidate in
+// either direction, whatever its state, is read by no choice, so the
+// column a full route walks is the one the route before walked. Leaves the
+// memo's row in lazy_modes_ (save_modes copies it as it is).
+bool Engine::switch_column_kept(uint32_t t) {
+  const RouteMemo& memo = *prior_->memo;
+  lazy_modes_ = memo.modes.data() + static_cast<size_t>(memo.modes_at[t]) * g_.num_switches();
+  ++target_stamp_;
+  cand_.clear();
+  target_ = t;
+  modes_from_memo_ = true;
+  for (const ChangedLink& c : prior_->changed) {
+    const SwitchState su = state(c.lower), sv = state(c.upper);
+    if (su.val == kInf || sv.val == kInf) continue;
+    if (is_down(sv.mode) && is_down(su.mode) && su.val + 1 == sv.val) return false;  // v's down candidate
+    if (is_up_mode(su.mode) && sv.val + 1 == su.val) return false;                 // u's up candidate
+  }
+  return true;
+}
+
 // The down and up lists of prepare_target, from st_, in its order: the
 // tier-1 switches top-down, then the tier-2 ones.
 void Engine::list_modes(uint32_t t) {

@@ -118,10 +118,10 @@ struct RouteMemo {
   // route undoes them first, so that it starts from the tables phases A and
   // B left, and makes them again at the end as a full route would.
   std::vector<TableMove> moves;
-  // The leaf-LID entries the switch turns and the repair filled (SwitchTurns::leaf_fills,
-  // SwitchRepair::leaf_fills):
-  // an incremental route empties them first, before it undoes the moves.
-  std::vector<TableMove> leaf_fills;
+  // The switch-LID entries the switch turns and the repair filled
+  // (SwitchTurns::fills, SwitchRepair::fills): an incremental route empties
+  // them first, before it undoes the moves.
+  std::vector<TableMove> fills;
   // The lanes' arrays, for the next route that updates this memo in place.
   std::deque<unicast::EngineBuffers> lanes;  // a deque: EngineBuffers need not move
 };

@@ -86,7 +86,7 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
   if (prior != nullptr) {
     // Back to the tables phases A and B left: the moves off the busiest
     // links and the leaf-LID turns are made again at the end.
-    for (const TableMove& f : prior->memo->leaf_fills) out.tables.set(f.sw, Lid{f.lid}, f.port);
+    for (const TableMove& f : prior->memo->fills) out.tables.set(f.sw, Lid{f.lid}, f.port);
     const auto& moves = prior->memo->moves;
     for (auto it = moves.rbegin(); it != moves.rend(); ++it) out.tables.set(it->sw, Lid{it->lid}, it->port);
   }
@@ -200,10 +200,10 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
     unicast::SwitchRepair repair = unicast::repair_switch_lids(fabric, graph, options.drained, out.tables);
     out.report.switch_entries_repaired = repair.entries;
     out.report.switch_entries_empty = repair.cyclic ? turns.left : repair.left;
-    turns.leaf_fills.insert(turns.leaf_fills.end(), repair.leaf_fills.begin(), repair.leaf_fills.end());
+    turns.fills.insert(turns.fills.end(), repair.fills.begin(), repair.fills.end());
   }
   if (memo != nullptr) {  // for the next incremental route, and one that updates this memo in place
-    memo->leaf_fills = std::move(turns.leaf_fills);
+    memo->fills = std::move(turns.fills);
     memo->lanes.resize(kLanes);
     for (uint32_t lane = 0; lane < kLanes; ++lane) engines[lane]->give_back(memo->lanes[lane]);
   }

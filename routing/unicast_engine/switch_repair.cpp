@@ -283,7 +283,7 @@ SwitchRepair repair_switch_lids(const Fabric& fabric, const SwitchGraph& g, std:
       drains[s] = drains[w] + is_drained(c.entry);
       ++out.entries;
       --empty;
-      if (g.num_cas(owner) != 0) out.leaf_fills.push_back({s, lid, kNoPath});
+      out.fills.push_back({s, lid, kNoPath});
       for (uint32_t f = g.begin(s); f < g.end(s); ++f) {  // its empty neighbours may now join through it
         if (state[g.remote(f)] == kEmpty) offer(g.remote(f), candidate(g.remote(f), g.rev(f)));
       }

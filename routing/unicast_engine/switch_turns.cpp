@@ -161,9 +161,9 @@ SwitchTurns route_switch_turns(const Fabric& fabric, const SwitchGraph& g, const
     // t's own row is never filled (its entry for its LID is port 0).
     const uint8_t toward_turn = t == kNone || s == t ? ForwardingTables::kNoPath : row[base[t]];
     const std::span<const uint8_t> turn_row = t == kNone ? std::span<const uint8_t>{} : tables.row(t);
-    // The empty entries of one kind of switch LID; a leaf LID's fills are
-    // kept (`fills`) for the next incremental route.
-    auto fill = [&](const std::vector<uint16_t>& at, const std::vector<uint32_t>& owner, std::vector<TableMove>* fills) {
+    // The empty entries of one kind of switch LID; the fills are kept for
+    // the next incremental route.
+    auto fill = [&](const std::vector<uint16_t>& at, const std::vector<uint32_t>& owner) {
       for (size_t i = 0; i < at.size(); ++i) {
         uint8_t& entry = row[at[i]];
         if (entry != ForwardingTables::kNoPath || owner[i] == s || component[owner[i]] != component[s]) continue;
@@ -175,11 +175,11 @@ SwitchTurns route_switch_turns(const Fabric& fabric, const SwitchGraph& g, const
         }
         entry = toward_turn;
         ++out.entries;
-        if (fills != nullptr) fills->push_back({s, at[i], ForwardingTables::kNoPath});
+        out.fills.push_back({s, at[i], ForwardingTables::kNoPath});
       }
     };
-    fill(lids, lid_owner, nullptr);
-    fill(leaf_lids, leaf_owner, &out.leaf_fills);
+    fill(lids, lid_owner);
+    fill(leaf_lids, leaf_owner);
   }
   std::sort(out.turn_switches.begin(), out.turn_switches.end());
   out.turn_switches.erase(std::unique(out.turn_switches.begin(), out.turn_switches.end()), out.turn_switches.end());
