@@ -137,6 +137,13 @@ void Engine::finish_columns(size_t first) {
   }
 }
 
+void Engine::switch_lid_columns(const std::vector<uint32_t>& column_of, std::vector<std::pair<Lid, uint8_t*>>& out) {
+  for (size_t b = 0; b < batch_lids_.size(); ++b) {
+    const Lid lid = batch_lids_[b];
+    if (lid.value < column_of.size() && column_of[lid.value] != kNone) out.emplace_back(lid, column_at(b));
+  }
+}
+
 void Engine::clear_counters() {
   for (uint32_t e : counted_entries_) cnt_[e] = sec_[e] = cnt2_[e] = 0;
   for (uint32_t s : counted_switches_) cursor_[s] = 0;

@@ -70,6 +70,9 @@ class Engine {
 
   // Writes the batched columns into the tables.
   void flush();
+  // The batch's columns whose LID has a column in `column_of` (switch LIDs:
+  // TurnsMemo), appended to `out`.
+  void switch_lid_columns(const std::vector<uint32_t>& column_of, std::vector<std::pair<Lid, uint8_t*>>& out);
 
   // Balancing by flows: phase A runs in every lane (run), phase B in the
   // lane that absorbed the others (flow_walk.cpp), or split again between
@@ -446,11 +449,6 @@ void route_phase_b(Engine& first, Engine& second, RoutingReport& report);
 struct SwitchTurns {
   std::vector<uint32_t> turn_switches;
   uint64_t entries = 0;
-  // The entries filled (each was kNoPath): an incremental route empties
-  // them again first, as it undoes the hot-link moves (a leaf LID whose CAs'
-  // columns are not re-walked, or a switch LID whose column is kept, keeps
-  // its column in the tables).
-  std::vector<TableMove> fills;
   // (switch, switch LID) entries still empty within one piece of the switch
   // graph: what repair_switch_lids is for.
   uint64_t left = 0;
@@ -458,18 +456,31 @@ struct SwitchTurns {
 
 // Fills the empty switch-LID entries of every switch with its entry toward a
 // designated turn switch (switch_turns.cpp says why that stays deadlock-free).
-// Runs once, after every lane; never changes an entry that is set.
+// Runs once, after every lane; never changes an entry that is set. `memo`
+// (may be null) receives what turn_columns needs.
 SwitchTurns route_switch_turns(const Fabric& fabric, const SwitchGraph& graph, const Ranking& ranking,
-                               ForwardingTables& tables);
+                               ForwardingTables& tables, TurnsMemo* memo = nullptr);
 
-// What repair_switch_lids did: entries filled, (switch, switch LID) entries
-// still empty within one piece of the switch graph, and the fills
-// (emptied again by an incremental route, as SwitchTurns::fills).
+// An incremental route's switch turns, before its flush: `written` are the
+// columns it routed again (LID, column in a lane's batch), the tables hold
+// the others with the fills of the route before. Brings the memo up to date
+// with the written columns and, if the turn switches and every switch's way
+// toward its own stayed, fills the written columns as route_switch_turns
+// would (the others keep theirs) and says so in `out`. False: call
+// undo_fills() after the flush, then route_switch_turns.
+bool turn_columns(const Fabric& fabric, const SwitchGraph& graph, const Ranking& ranking,
+                  const ForwardingTables& tables, std::span<const std::pair<Lid, uint8_t*>> written, TurnsMemo& memo,
+                  SwitchTurns& out);
+// Empties every entry that the turns or the repair filled (per the memo,
+// brought up to date by turn_columns).
+void undo_fills(const TurnsMemo& memo, ForwardingTables& tables);
+
+// What repair_switch_lids did: entries filled, and (switch, switch LID)
+// entries still empty within one piece of the switch graph.
 struct SwitchRepair {
   uint64_t entries = 0;
   uint64_t left = 0;
   bool cyclic = false;  // the tables it was given already had a dependency cycle: nothing filled
-  std::vector<TableMove> fills;
 };
 
 // Fills switch-LID entries the turn switch left empty, each only where the

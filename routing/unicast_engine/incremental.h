@@ -80,6 +80,30 @@ struct EngineBuffers {
   size_t chunk_bytes = 0;                           // of each chunk
 };
 
+// What the switch turns (switch_turns.cpp) saw and did, for the next
+// incremental route: which rows reached each switch LID before the fills
+// (the fills are the entries of the other rows that are not empty), the
+// scores and the turn switches they chose, and the fills per column. A
+// route that keeps a switch-LID column keeps its fills with it, as long as
+// the turn switches and every switch's way toward its own stay.
+struct TurnsMemo {
+  bool valid = false;
+  std::vector<uint16_t> lids;       // every switch's LIDs, in LID order (the columns)
+  std::vector<uint32_t> owner;      // per column: its switch
+  std::vector<uint8_t> leaf;        // per column: a leaf's LID (filled, not scored)
+  std::vector<uint8_t> base;        // per column: its switch's base LID (scored for the switch)
+  std::vector<uint32_t> column_of;  // per LID: its column, or kNone
+  size_t words = 0;                 // 64-bit words per column of `reached`
+  std::vector<uint64_t> reached;    // bit s of column i: row s had an entry before the fills
+  std::vector<uint64_t> score;      // per switch: the LIDs it reaches plus the switches reaching it
+  uint64_t missing = 0;             // entries empty before the fills, not a switch's own
+  std::vector<uint32_t> component;  // per switch: its piece of the switch graph
+  std::vector<uint32_t> turn;       // per piece: its turn switch, or kNone (empty: none chosen)
+  std::vector<uint8_t> toward;      // per switch: its entry toward its turn switch
+  std::vector<uint32_t> fills, left;  // per column: entries filled, entries left empty
+  std::vector<uint32_t> turn_switches;
+};
+
 }  // namespace unicast
 
 // One entry of the tables moved after phase B (hot_links.cpp), with the
@@ -118,10 +142,8 @@ struct RouteMemo {
   // route undoes them first, so that it starts from the tables phases A and
   // B left, and makes them again at the end as a full route would.
   std::vector<TableMove> moves;
-  // The switch-LID entries the switch turns and the repair filled
-  // (SwitchTurns::fills, SwitchRepair::fills): an incremental route empties
-  // them first, before it undoes the moves.
-  std::vector<TableMove> fills;
+  // What the switch turns saw and filled.
+  unicast::TurnsMemo turns;
   // The lanes' arrays, for the next route that updates this memo in place.
   std::deque<unicast::EngineBuffers> lanes;  // a deque: EngineBuffers need not move
 };

@@ -71,6 +71,8 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
     for (uint32_t s = 0; s < n; ++s) memo->modes_at[s] = targets++;  // every switch is a target
     memo->modes.assign(static_cast<size_t>(targets) * n, 0);
     memo->reach.assign(targets, RouteMemo::kSomeTier2);
+    // An incremental route keeps the fills of the columns it keeps.
+    memo->turns = prior != nullptr ? prior->memo->turns : unicast::TurnsMemo{};
   }
   // Shared by both lanes, read only.
   // Only without flow balancing (flow_walk.cpp takes their place).
@@ -84,9 +86,9 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
   out.tables = prior != nullptr ? std::move(*prior->tables)
                                 : ForwardingTables(graph.num_switches(), fabric.max_lid().value + 1u);
   if (prior != nullptr) {
-    // Back to the tables phases A and B left: the moves off the busiest
-    // links and the leaf-LID turns are made again at the end.
-    for (const TableMove& f : prior->memo->fills) out.tables.set(f.sw, Lid{f.lid}, f.port);
+    // Back to the tables phases A and B left, but for the switch turns'
+    // fills (turn_columns): the moves off the busiest links are made again
+    // at the end.
     const auto& moves = prior->memo->moves;
     for (auto it = moves.rbegin(); it != moves.rend(); ++it) out.tables.set(it->sw, Lid{it->lid}, it->port);
   }
@@ -172,6 +174,17 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
       stats->targets_prepared += e->targets_prepared();
     }
   }
+  // Switch LIDs up*/down* left unreachable (spine to spine, core to core of
+  // a plane): through the turn switch, after every CA route is fixed. An
+  // incremental route fills the columns it wrote before they are flushed,
+  // if it can keep the other columns' fills.
+  unicast::SwitchTurns turns;
+  bool turned = !options.switch_turns;
+  if (prior != nullptr && !turned) {
+    std::vector<std::pair<Lid, uint8_t*>> written;
+    for (const auto& e : engines) e->switch_lid_columns(memo->turns.column_of, written);
+    turned = unicast::turn_columns(fabric, graph, ranking, out.tables, written, memo->turns, turns);
+  }
   in_lanes([&](uint32_t lane) { engines[lane]->flush(); });
   if (options.flow_balance) {
     std::vector<TableMove> moves;
@@ -188,10 +201,10 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
     out.report.through_drained.insert(out.report.through_drained.end(), r.through_drained.begin(),
                                       r.through_drained.end());
   }
-  // Switch LIDs up*/down* left unreachable (spine to spine, core to core of
-  // a plane): through the turn switch, after every CA route is fixed.
-  unicast::SwitchTurns turns = options.switch_turns ? unicast::route_switch_turns(fabric, graph, ranking, out.tables)
-                                                     : unicast::SwitchTurns{};
+  if (!turned) {
+    if (prior != nullptr && memo->turns.valid) unicast::undo_fills(memo->turns, out.tables);
+    turns = unicast::route_switch_turns(fabric, graph, ranking, out.tables, memo != nullptr ? &memo->turns : nullptr);
+  }
   for (uint32_t t : turns.turn_switches) out.report.turn_switches.push_back(graph.node(t));
   out.report.switch_entries_turned = turns.entries;
   // What the turn switch cannot reach (heavy degradation), one entry at a
@@ -200,10 +213,8 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
     unicast::SwitchRepair repair = unicast::repair_switch_lids(fabric, graph, options.drained, out.tables);
     out.report.switch_entries_repaired = repair.entries;
     out.report.switch_entries_empty = repair.cyclic ? turns.left : repair.left;
-    turns.fills.insert(turns.fills.end(), repair.fills.begin(), repair.fills.end());
   }
   if (memo != nullptr) {  // for the next incremental route, and one that updates this memo in place
-    memo->fills = std::move(turns.fills);
     memo->lanes.resize(kLanes);
     for (uint32_t lane = 0; lane < kLanes; ++lane) engines[lane]->give_back(memo->lanes[lane]);
   }

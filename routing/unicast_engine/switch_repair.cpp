@@ -283,7 +283,6 @@ SwitchRepair repair_switch_lids(const Fabric& fabric, const SwitchGraph& g, std:
       drains[s] = drains[w] + is_drained(c.entry);
       ++out.entries;
       --empty;
-      out.fills.push_back({s, lid, kNoPath});
       for (uint32_t f = g.begin(s); f < g.end(s); ++f) {  // its empty neighbours may now join through it
         if (state[g.remote(f)] == kEmpty) offer(g.remote(f), candidate(g.remote(f), g.rev(f)));
       }

@@ -31,7 +31,16 @@
 // Switch graphs in several pieces (rail-only: one per rail) get one turn
 // switch per piece; no route crosses pieces. With no qualifying switch a
 // piece's empty entries stay empty (the verifier counts them).
+//
+// An incremental route keeps the fills of the switch-LID columns it keeps
+// (turn_columns): the memo says, per column, which rows reached it before
+// the fills, so the scores and the turn switches follow from the columns
+// the route wrote, and a fill depends only on its row's way toward the
+// turn switch and on the turn switch's entry for the column. When those
+// stay, only the written columns are filled (before the flush, where each
+// is contiguous); else every fill is undone and the pass runs in full.
 #include <algorithm>
+#include <bit>
 
 #include "routing/unicast_engine/engine.h"
 
@@ -63,89 +72,60 @@ bool up_closure_is_tree(const SwitchGraph& g, const Ranking& rk, uint32_t c, std
   return true;
 }
 
-}  // namespace
-
-SwitchTurns route_switch_turns(const Fabric& fabric, const SwitchGraph& g, const Ranking& rk,
-                               ForwardingTables& tables) {
+// Every switch's LIDs (the columns), in LID order: rows are read at these
+// LIDs, scattered over each row (OpenSM gives LIDs in the order it discovers
+// ports). Spine and core LIDs are scored and filled; a leaf's LID follows
+// the route of one of its CAs (engine.cpp) and keeps it, so it is only
+// filled.
+void list_switch_lids(const Fabric& fabric, const SwitchGraph& g, uint32_t num_lids, TurnsMemo& m) {
   const uint32_t n = g.num_switches();
-  SwitchTurns out;
-  // Switch LIDs, their owners, and each switch's base LID (0 = none): the
-  // LIDs of switches without CAs (spines, cores: `lids`, which also choose
-  // T) and those of leaves (`leaf_lids`, only filled: a leaf's LID follows
-  // the route of one of its CAs, engine.cpp, and keeps it).
-  std::vector<uint16_t> lids, leaf_lids, base(n, 0);
-  std::vector<uint32_t> lid_owner, leaf_owner;
+  m.lids.clear();
+  m.owner.clear();
+  m.leaf.clear();
+  m.base.clear();
+  m.column_of.assign(num_lids, kNone);
   for (uint32_t s = 0; s < n; ++s) {
     const Port& p0 = fabric.port(fabric.node(g.node(s)).first_port);
     if (!p0.lid.valid()) continue;
-    base[s] = p0.lid.value;
-    const bool leaf = g.num_cas(s) != 0;
     for (uint32_t k = 0; k < (1u << p0.lmc); ++k) {
       const Lid lid{static_cast<uint16_t>(p0.lid.value + k)};
-      if (!lid.valid() || lid.value >= tables.num_lids()) continue;
-      (leaf ? leaf_lids : lids).push_back(lid.value);
-      (leaf ? leaf_owner : lid_owner).push_back(s);
+      if (!lid.valid() || lid.value >= num_lids) continue;
+      m.column_of[lid.value] = s;  // for the sort below
     }
   }
-  // In LID order: rows are read at these LIDs, scattered over each row
-  // (OpenSM gives LIDs in the order it discovers ports).
-  auto sort_by_lid = [](std::vector<uint16_t>& l, std::vector<uint32_t>& owner) {
-    std::vector<uint32_t> order(l.size());
-    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return l[a] < l[b]; });
-    std::vector<uint16_t> sorted_lids(l.size());
-    std::vector<uint32_t> sorted_owner(l.size());
-    for (size_t i = 0; i < order.size(); ++i) {
-      sorted_lids[i] = l[order[i]];
-      sorted_owner[i] = owner[order[i]];
-    }
-    l = std::move(sorted_lids);
-    owner = std::move(sorted_owner);
-  };
-  sort_by_lid(lids, lid_owner);
-  sort_by_lid(leaf_lids, leaf_owner);
-  std::vector<std::pair<uint16_t, uint32_t>> bases;  // (base LID, switch), by LID
-  for (uint32_t c = 0; c < n; ++c) {
-    if (base[c] != 0) bases.emplace_back(base[c], c);
+  for (uint32_t lid = 0; lid < num_lids; ++lid) {
+    const uint32_t s = m.column_of[lid];
+    if (s == kNone) continue;
+    m.column_of[lid] = static_cast<uint32_t>(m.lids.size());
+    m.lids.push_back(static_cast<uint16_t>(lid));
+    m.owner.push_back(s);
+    m.leaf.push_back(g.num_cas(s) != 0 ? 1 : 0);
+    m.base.push_back(lid == fabric.port(fabric.node(g.node(s)).first_port).lid.value ? 1 : 0);
   }
-  std::sort(bases.begin(), bases.end());
-  // One pass over the rows: per switch, the spine and core LIDs it reaches
-  // plus the switches reaching its LID; whether any entry is missing at all.
-  std::vector<uint64_t> score(n, 0);
-  bool missing = false;
-  for (uint32_t s = 0; s < n; ++s) {
-    auto row = tables.row(s);
-    for (size_t i = 0; i < lids.size(); ++i) {
-      if (row[lids[i]] != ForwardingTables::kNoPath) {
-        ++score[s];
-      } else if (lid_owner[i] != s) {
-        missing = true;
-      }
-    }
-    for (const auto& [lid, c] : bases) score[c] += row[lid] != ForwardingTables::kNoPath;
-    for (size_t i = 0; i < leaf_lids.size() && !missing; ++i) {
-      missing = row[leaf_lids[i]] == ForwardingTables::kNoPath && leaf_owner[i] != s;
-    }
-  }
-  if (!missing) return out;
+  m.words = (n + 63) / 64;
+}
 
-  // Components of the switch graph (a rail-only fabric has one per rail):
-  // no route crosses from one to another, so each gets its own turn switch.
-  const std::vector<uint32_t> component = switch_pieces(g);
+// The pieces of the switch graph (a rail-only fabric has one per rail: no
+// route crosses from one to another, so each gets its own turn switch) and
+// the turn switch of each: among switches with a LID whose up-closure is a
+// tree, the one that reaches the most spine and core LIDs plus is reached
+// from the most switches (m.score; then lowest rank, then lowest GUID, so the
+// choice does not depend on node order).
+void choose_turns(const Fabric& fabric, const SwitchGraph& g, const Ranking& rk, const TurnsMemo& m,
+                  std::vector<uint32_t>& component, std::vector<uint32_t>& turn) {
+  const uint32_t n = g.num_switches();
+  component = switch_pieces(g);
   const uint32_t components = n == 0 ? 0 : *std::max_element(component.begin(), component.end()) + 1;
-
-  // The turn switch of each component: among switches with a LID whose
-  // up-closure is a tree, the one that reaches the most spine and core LIDs
-  // plus is reached from the most switches (then lowest rank, then lowest
-  // GUID, so the choice does not depend on node order).
-  std::vector<uint32_t> turn(components, kNone), parent(n, kNone), seen(n, 0), queue;
+  turn.assign(components, kNone);
+  std::vector<uint32_t> parent(n, kNone), seen(n, 0), queue;
   uint32_t stamp = 0;
-  for (uint32_t c = 0; c < n; ++c) {
-    if (base[c] == 0) continue;
+  for (size_t i = 0; i < m.lids.size(); ++i) {
+    if (!m.base[i]) continue;
+    const uint32_t c = m.owner[i];
     const uint32_t best = turn[component[c]];
     if (best != kNone) {
-      if (score[c] < score[best]) continue;
-      if (score[c] == score[best]) {
+      if (m.score[c] < m.score[best]) continue;
+      if (m.score[c] == m.score[best]) {
         if (rk.rank[c] > rk.rank[best]) continue;
         if (rk.rank[c] == rk.rank[best] && fabric.node(g.node(c)).guid > fabric.node(g.node(best)).guid) continue;
       }
@@ -153,37 +133,176 @@ SwitchTurns route_switch_turns(const Fabric& fabric, const SwitchGraph& g, const
     if (!up_closure_is_tree(g, rk, c, parent, seen, ++stamp, queue)) continue;
     turn[component[c]] = c;
   }
+}
 
+}  // namespace
+
+SwitchTurns route_switch_turns(const Fabric& fabric, const SwitchGraph& g, const Ranking& rk, ForwardingTables& tables,
+                               TurnsMemo* memo) {
+  const uint32_t n = g.num_switches();
+  SwitchTurns out;
+  TurnsMemo own;
+  TurnsMemo& m = memo != nullptr ? *memo : own;
+  list_switch_lids(fabric, g, tables.num_lids(), m);
+  const size_t columns = m.lids.size();
+  m.valid = memo != nullptr;
+  m.reached.assign(columns * m.words, 0);
+  m.score.assign(n, 0);
+  m.missing = 0;
+  m.fills.assign(columns, 0);
+  m.left.assign(columns, 0);
+  m.turn.clear();
+  m.turn_switches.clear();
+  // One pass over the rows: per switch, the spine and core LIDs it reaches
+  // plus the switches reaching its LID; the entries missing.
   for (uint32_t s = 0; s < n; ++s) {
-    const uint32_t t = turn[component[s]];
+    auto row = tables.row(s);
+    const size_t word = s / 64;
+    const uint64_t bit = uint64_t{1} << (s % 64);
+    for (size_t i = 0; i < columns; ++i) {
+      if (row[m.lids[i]] == ForwardingTables::kNoPath) {
+        m.missing += m.owner[i] != s;
+        continue;
+      }
+      m.reached[i * m.words + word] |= bit;
+      m.score[s] += !m.leaf[i];
+      m.score[m.owner[i]] += m.base[i];
+    }
+  }
+  if (m.missing == 0) return out;
+
+  choose_turns(fabric, g, rk, m, m.component, m.turn);
+  m.toward.assign(n, ForwardingTables::kNoPath);
+  std::vector<uint16_t> base(n, 0);
+  for (size_t i = 0; i < columns; ++i) {
+    if (m.base[i]) base[m.owner[i]] = m.lids[i];
+  }
+  for (uint32_t s = 0; s < n; ++s) {
+    const uint32_t t = m.turn[m.component[s]];
     if (t != kNone && s != t) out.turn_switches.push_back(t);
     auto row = tables.row(s);
     // t's own row is never filled (its entry for its LID is port 0).
     const uint8_t toward_turn = t == kNone || s == t ? ForwardingTables::kNoPath : row[base[t]];
+    m.toward[s] = toward_turn;
     const std::span<const uint8_t> turn_row = t == kNone ? std::span<const uint8_t>{} : tables.row(t);
-    // The empty entries of one kind of switch LID; the fills are kept for
-    // the next incremental route.
-    auto fill = [&](const std::vector<uint16_t>& at, const std::vector<uint32_t>& owner) {
-      for (size_t i = 0; i < at.size(); ++i) {
-        uint8_t& entry = row[at[i]];
-        if (entry != ForwardingTables::kNoPath || owner[i] == s || component[owner[i]] != component[s]) continue;
-        // Only through a turn switch that reaches the destination by
-        // up*/down* (its row is never filled), in this piece of the fabric.
-        if (toward_turn == ForwardingTables::kNoPath || turn_row[at[i]] == ForwardingTables::kNoPath) {
-          ++out.left;
-          continue;
-        }
-        entry = toward_turn;
-        ++out.entries;
-        out.fills.push_back({s, at[i], ForwardingTables::kNoPath});
+    for (size_t i = 0; i < columns; ++i) {
+      uint8_t& entry = row[m.lids[i]];
+      const uint32_t owner = m.owner[i];
+      if (entry != ForwardingTables::kNoPath || owner == s || m.component[owner] != m.component[s]) continue;
+      // Only through a turn switch that reaches the destination by
+      // up*/down* (its row is never filled), in this piece of the fabric.
+      if (toward_turn == ForwardingTables::kNoPath || turn_row[m.lids[i]] == ForwardingTables::kNoPath) {
+        ++m.left[i];
+        continue;
       }
-    };
-    fill(lids, lid_owner);
-    fill(leaf_lids, leaf_owner);
+      entry = toward_turn;
+      ++m.fills[i];
+    }
+  }
+  for (size_t i = 0; i < columns; ++i) {
+    out.entries += m.fills[i];
+    out.left += m.left[i];
   }
   std::sort(out.turn_switches.begin(), out.turn_switches.end());
   out.turn_switches.erase(std::unique(out.turn_switches.begin(), out.turn_switches.end()), out.turn_switches.end());
+  m.turn_switches = out.turn_switches;
   return out;
+}
+
+bool turn_columns(const Fabric& fabric, const SwitchGraph& g, const Ranking& rk, const ForwardingTables& tables,
+                  std::span<const std::pair<Lid, uint8_t*>> written, TurnsMemo& m, SwitchTurns& out) {
+  const uint32_t n = g.num_switches();
+  const size_t columns = m.lids.size();
+  // The written columns' rows before the fills, into the memo first: the
+  // fills undo_fills() takes out depend on them.
+  std::vector<uint8_t*> column_at(columns, nullptr);
+  for (const auto& [lid, column] : written) {
+    const uint32_t i = lid.value < m.column_of.size() ? m.column_of[lid.value] : kNone;
+    if (i == kNone) continue;
+    column_at[i] = column;
+    uint64_t* bits = m.reached.data() + i * m.words;
+    const uint32_t owner = m.owner[i];
+    for (size_t w = 0; w < m.words; ++w) {
+      uint64_t now = 0;
+      for (uint32_t s = static_cast<uint32_t>(w * 64); s < std::min<uint32_t>(n, static_cast<uint32_t>(w * 64 + 64)); ++s) {
+        now |= static_cast<uint64_t>(column[s] != ForwardingTables::kNoPath) << (s % 64);
+      }
+      for (uint64_t diff = now ^ bits[w]; diff != 0; diff &= diff - 1) {
+        const uint32_t s = static_cast<uint32_t>(w * 64 + std::countr_zero(diff));
+        const bool reached = (now >> (s % 64) & 1) != 0;
+        auto count = [reached](uint64_t& x, bool counts) {
+          if (counts) x = reached ? x + 1 : x - 1;
+        };
+        count(m.score[s], !m.leaf[i]);
+        count(m.score[owner], m.base[i] != 0);
+        if (owner != s) m.missing = reached ? m.missing - 1 : m.missing + 1;
+      }
+      bits[w] = now;
+    }
+  }
+  if (!m.valid) return false;
+  if (m.missing == 0) {  // nothing to fill, so nothing was filled before either
+    m.turn.clear();
+    m.turn_switches.clear();
+    out = SwitchTurns{};
+    return true;
+  }
+  std::vector<uint32_t> component, turn;
+  choose_turns(fabric, g, rk, m, component, turn);
+  if (turn != m.turn || component != m.component) return false;
+  // Every row's way toward its turn switch, as it was: the fills kept in
+  // the columns not written are then the full pass's.
+  std::vector<uint32_t> base_column(n, kNone);
+  for (uint32_t i = 0; i < columns; ++i) {
+    if (m.base[i]) base_column[m.owner[i]] = i;
+  }
+  for (uint32_t s = 0; s < n; ++s) {
+    const uint32_t t = turn[component[s]];
+    uint8_t toward = ForwardingTables::kNoPath;
+    if (t != kNone && s != t) {
+      const uint32_t b = base_column[t];
+      toward = column_at[b] != nullptr ? column_at[b][s] : tables.get(s, Lid{m.lids[b]});
+    }
+    if (toward != m.toward[s]) return false;
+  }
+  // The written columns' fills, as the full pass makes them.
+  for (uint32_t i = 0; i < columns; ++i) {
+    uint8_t* column = column_at[i];
+    if (column == nullptr) continue;
+    const uint32_t owner = m.owner[i];
+    m.fills[i] = m.left[i] = 0;
+    for (uint32_t s = 0; s < n; ++s) {
+      if (column[s] != ForwardingTables::kNoPath || owner == s || component[owner] != component[s]) continue;
+      const uint32_t t = turn[component[s]];
+      if (m.toward[s] == ForwardingTables::kNoPath || column[t] == ForwardingTables::kNoPath) {
+        ++m.left[i];
+        continue;
+      }
+      column[s] = m.toward[s];
+      ++m.fills[i];
+    }
+  }
+  out = SwitchTurns{};
+  for (size_t i = 0; i < columns; ++i) {
+    out.entries += m.fills[i];
+    out.left += m.left[i];
+  }
+  // Entries left empty, here or in a column kept (where the repair may have
+  // filled them: it reads every route, so it runs on the full pass's tables).
+  if (out.left != 0) return false;
+  out.turn_switches = m.turn_switches;
+  return true;
+}
+
+void undo_fills(const TurnsMemo& m, ForwardingTables& tables) {
+  const uint32_t n = tables.num_switches();
+  for (size_t i = 0; i < m.lids.size(); ++i) {
+    const uint64_t* bits = m.reached.data() + i * m.words;
+    const Lid lid{m.lids[i]};
+    for (uint32_t s = 0; s < n; ++s) {
+      if ((bits[s / 64] >> (s % 64) & 1) == 0) tables.set(s, lid, ForwardingTables::kNoPath);
+    }
+  }
 }
 
 }  // namespace railyard::routing::unicast

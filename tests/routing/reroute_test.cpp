@@ -252,13 +252,14 @@ TEST(Reroute, EqualsAFullRouteWhereSwitchLidsAreRepaired) {
               count.repaired);
 }
 
-// A reroute starts from the tables before with the switch-LID entries that
-// the turn switch and the repair filled emptied again (a leaf LID's column
-// is otherwise kept where its CAs' columns are, a spine's or core's where
-// the change cannot move it). So the memo must list exactly those: every
-// entry of a switch's LID that differs from the route without switch turns,
-// on fabrics where both the turn switch and the repair fill.
-TEST(Reroute, TheMemoListsEverySwitchLidFill) {
+// A reroute keeps the fills of the switch-LID columns it keeps and, when it
+// must fill everything again, first empties every entry the turn switch and
+// the repair filled: the memo knows them as the entries of the rows that
+// did not reach the column before the fills (TurnsMemo::reached). So those
+// rows must be exactly the ones the route without switch turns leaves
+// empty, and every fill one of them, on fabrics where both the turn switch
+// and the repair fill, spine, core and leaf LIDs.
+TEST(Reroute, TheMemoKnowsEverySwitchLidFill) {
   GeneratorSpec uplinks = test::roft(64, 8, 3, 16);
   uplinks.remove_uplink_per_leaf = 1;
   GeneratorSpec cut = test::roft(128, 8, 3, 16);
@@ -272,25 +273,59 @@ TEST(Reroute, TheMemoListsEverySwitchLidFill) {
     auto plain = route_unicast(f, o);
     ASSERT_TRUE(tracked.ok() && plain.ok());
     EXPECT_GT(tracked->result.report.switch_entries_repaired, 0u);
+    const unicast::TurnsMemo& m = tracked->memo->turns;
+    ASSERT_TRUE(m.valid);
     SwitchGraph g(f);
-    std::vector<std::pair<uint32_t, uint32_t>> filled, listed;  // (switch, LID)
-    size_t leaf_lid_fills = 0;
+    size_t columns = 0, leaf_fills = 0, other_fills = 0, wrong = 0;
     for (uint32_t owner = 0; owner < g.num_switches(); ++owner) {
-      const Lid lid = f.port(f.node(g.node(owner)).first_port).lid;
-      if (!lid.valid()) continue;
-      for (uint32_t s = 0; s < g.num_switches(); ++s) {
-        if (tracked->result.tables.get(s, lid) == plain->tables.get(s, lid)) continue;
-        filled.emplace_back(s, lid.value);
-        leaf_lid_fills += g.num_cas(owner) != 0;
+      const Port& p0 = f.port(f.node(g.node(owner)).first_port);
+      for (uint32_t k = 0; p0.lid.valid() && k < (1u << p0.lmc); ++k) {
+        const Lid lid{static_cast<uint16_t>(p0.lid.value + k)};
+        const uint32_t i = m.column_of.at(lid.value);
+        ASSERT_NE(i, unicast::kNone) << "switch LID " << lid.value << " has no column";
+        ++columns;
+        for (uint32_t s = 0; s < g.num_switches(); ++s) {
+          const bool reached = (m.reached[i * m.words + s / 64] >> (s % 64) & 1) != 0;
+          const bool routed = plain->tables.get(s, lid) != ForwardingTables::kNoPath;
+          const bool filled = tracked->result.tables.get(s, lid) != plain->tables.get(s, lid);
+          wrong += reached != routed || (filled && reached);
+          (g.num_cas(owner) != 0 ? leaf_fills : other_fills) += filled;
+        }
       }
     }
-    for (const auto& m : tracked->memo->fills) listed.emplace_back(m.sw, m.lid);
-    std::sort(filled.begin(), filled.end());
-    std::sort(listed.begin(), listed.end());
-    EXPECT_GT(leaf_lid_fills, 0u);
-    EXPECT_GT(filled.size(), leaf_lid_fills) << "no spine or core LID was filled";
-    EXPECT_EQ(filled, listed) << filled.size() << " leaf-LID entries filled, " << listed.size() << " listed";
+    EXPECT_EQ(columns, m.lids.size());
+    EXPECT_GT(leaf_fills, 0u);
+    EXPECT_GT(other_fills, 0u);
+    EXPECT_EQ(wrong, 0u) << "rows the memo has wrong, of " << columns << " switch LIDs";
   }
+}
+
+// A route that needed the repair leaves its fills in the columns the next
+// route keeps; when that next fabric needs no repair (every leaf's missing
+// uplink back up at once) those fills must go, and the turn switch's come
+// back: still the full route, incremental, either way.
+TEST(Reroute, EqualsAFullRouteWhenTheRepairIsNoLongerNeeded) {
+  const Fabric healthy = test::generate(test::roft(64, 8, 3, 16));
+  SwitchGraph g(healthy);
+  FabricBuilder builder(healthy);
+  uint32_t leaves = 0;
+  for (uint32_t s = 0; s < g.num_switches(); ++s) {
+    if (g.num_cas(s) == 0) continue;
+    std::vector<LinkId> up;
+    for (uint32_t e = g.begin(s); e < g.end(s); ++e) up.push_back(g.link(e));
+    ASSERT_FALSE(up.empty());
+    ASSERT_TRUE(builder.set_link_state(up[(leaves++ * 7) % up.size()], PortState::kDown).ok());
+  }
+  auto built = builder.build();
+  ASSERT_TRUE(built.ok());
+  const State missing = full(std::move(built).value(), {});
+  ASSERT_GT(missing.routed.result.report.switch_entries_repaired, 0u) << "the repair did not run: nothing to test";
+  RerouteStats stats;
+  const State back = step(missing, healthy, {}, "every leaf's uplink back", &stats);
+  EXPECT_TRUE(stats.incremental) << stats.full_reason;
+  EXPECT_EQ(back.routed.result.report.switch_entries_repaired, 0u);
+  const State again = step(back, missing.fabric, {}, "every leaf's uplink down again", &stats);
+  EXPECT_TRUE(stats.incremental) << stats.full_reason;
 }
 
 // On a fabric degraded enough that phase B runs in two lanes
