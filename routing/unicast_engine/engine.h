@@ -467,13 +467,16 @@ SwitchTurns route_switch_turns(const Fabric& fabric, const SwitchGraph& graph, c
 // with the written columns and, if the turn switches and every switch's way
 // toward its own stayed, fills the written columns as route_switch_turns
 // would (the others keep theirs) and says so in `out`. False: call
-// undo_fills() after the flush, then route_switch_turns.
+// refill_turns after the flush.
 bool turn_columns(const Fabric& fabric, const SwitchGraph& graph, const Ranking& ranking,
                   const ForwardingTables& tables, std::span<const std::pair<Lid, uint8_t*>> written, TurnsMemo& memo,
                   SwitchTurns& out);
-// Empties every entry that the turns or the repair filled (per the memo,
-// brought up to date by turn_columns).
-void undo_fills(const TurnsMemo& memo, ForwardingTables& tables);
+// route_switch_turns for an incremental route whose turn_columns said false:
+// from the memo it brought up to date, every fill made again (entries the
+// route before filled, turns or repair, included), the other entries
+// unread.
+SwitchTurns refill_turns(const Fabric& fabric, const SwitchGraph& graph, const Ranking& ranking,
+                         ForwardingTables& tables, TurnsMemo& memo);
 
 // What repair_switch_lids did: entries filled, and (switch, switch LID)
 // entries still empty within one piece of the switch graph.

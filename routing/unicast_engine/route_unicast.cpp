@@ -202,8 +202,9 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
                                       r.through_drained.end());
   }
   if (!turned) {
-    if (prior != nullptr && memo->turns.valid) unicast::undo_fills(memo->turns, out.tables);
-    turns = unicast::route_switch_turns(fabric, graph, ranking, out.tables, memo != nullptr ? &memo->turns : nullptr);
+    turns = prior != nullptr && memo->turns.valid
+                ? unicast::refill_turns(fabric, graph, ranking, out.tables, memo->turns)
+                : unicast::route_switch_turns(fabric, graph, ranking, out.tables, memo != nullptr ? &memo->turns : nullptr);
   }
   for (uint32_t t : turns.turn_switches) out.report.turn_switches.push_back(graph.node(t));
   out.report.switch_entries_turned = turns.entries;

@@ -38,7 +38,8 @@
 // the route wrote, and a fill depends only on its row's way toward the
 // turn switch and on the turn switch's entry for the column. When those
 // stay, only the written columns are filled (before the flush, where each
-// is contiguous); else every fill is undone and the pass runs in full.
+// is contiguous); else every entry of a row that did not reach its column
+// is filled again (refill_turns), without reading the other entries.
 #include <algorithm>
 #include <bit>
 
@@ -137,10 +138,78 @@ void choose_turns(const Fabric& fabric, const SwitchGraph& g, const Ranking& rk,
 
 }  // namespace
 
+namespace {
+
+bool reached(const TurnsMemo& m, size_t column, uint32_t s) {
+  return (m.reached[column * m.words + s / 64] >> (s % 64) & 1) != 0;
+}
+
+// Every entry of a row that did not reach its column before the fills:
+// through the row's turn switch (m.turn), or empty. Overwrites what such an
+// entry holds (an incremental route's tables keep the fills of the route
+// before); the others are left as they are.
+SwitchTurns fill_all(ForwardingTables& tables, TurnsMemo& m) {
+  const uint32_t n = tables.num_switches();
+  const size_t columns = m.lids.size();
+  SwitchTurns out;
+  std::vector<uint32_t> base_column(n, kNone);
+  for (uint32_t i = 0; i < columns; ++i) {
+    if (m.base[i]) base_column[m.owner[i]] = i;
+  }
+  // Each row's way toward its turn switch (t's own row is never filled: its
+  // entry for its LID is port 0), as the route left it.
+  m.toward.assign(n, ForwardingTables::kNoPath);
+  for (uint32_t s = 0; s < n; ++s) {
+    const uint32_t t = m.turn[m.component[s]];
+    if (t == kNone || s == t) continue;
+    out.turn_switches.push_back(t);
+    const uint32_t b = base_column[t];
+    if (reached(m, b, s)) m.toward[s] = tables.get(s, Lid{m.lids[b]});
+  }
+  m.fills.assign(columns, 0);
+  m.left.assign(columns, 0);
+  std::vector<uint8_t> turn_entry(m.turn.size());
+  for (uint32_t i = 0; i < columns; ++i) {
+    const Lid lid{m.lids[i]};
+    const uint32_t owner = m.owner[i];
+    // Only through a turn switch that reaches the destination by up*/down*
+    // (its row is never filled), in this piece of the fabric.
+    for (size_t c = 0; c < m.turn.size(); ++c) {
+      const uint32_t t = m.turn[c];
+      turn_entry[c] = t != kNone && reached(m, i, t) ? tables.get(t, lid) : ForwardingTables::kNoPath;
+    }
+    const uint64_t* bits = m.reached.data() + i * m.words;
+    for (size_t w = 0; w < m.words; ++w) {
+      const uint64_t valid = w + 1 < m.words || n % 64 == 0 ? ~uint64_t{0} : (uint64_t{1} << (n % 64)) - 1;
+      for (uint64_t empty = ~bits[w] & valid; empty != 0; empty &= empty - 1) {
+        const uint32_t s = static_cast<uint32_t>(w * 64 + std::countr_zero(empty));
+        if (owner == s) continue;
+        uint8_t fill = ForwardingTables::kNoPath;
+        if (m.component[owner] == m.component[s]) {
+          if (m.toward[s] == ForwardingTables::kNoPath || turn_entry[m.component[s]] == ForwardingTables::kNoPath) {
+            ++m.left[i];
+          } else {
+            fill = m.toward[s];
+            ++m.fills[i];
+          }
+        }
+        tables.set(s, lid, fill);
+      }
+    }
+    out.entries += m.fills[i];
+    out.left += m.left[i];
+  }
+  std::sort(out.turn_switches.begin(), out.turn_switches.end());
+  out.turn_switches.erase(std::unique(out.turn_switches.begin(), out.turn_switches.end()), out.turn_switches.end());
+  m.turn_switches = out.turn_switches;
+  return out;
+}
+
+}  // namespace
+
 SwitchTurns route_switch_turns(const Fabric& fabric, const SwitchGraph& g, const Ranking& rk, ForwardingTables& tables,
                                TurnsMemo* memo) {
   const uint32_t n = g.num_switches();
-  SwitchTurns out;
   TurnsMemo own;
   TurnsMemo& m = memo != nullptr ? *memo : own;
   list_switch_lids(fabric, g, tables.num_lids(), m);
@@ -169,52 +238,28 @@ SwitchTurns route_switch_turns(const Fabric& fabric, const SwitchGraph& g, const
       m.score[m.owner[i]] += m.base[i];
     }
   }
-  if (m.missing == 0) return out;
-
+  if (m.missing == 0) return SwitchTurns{};
   choose_turns(fabric, g, rk, m, m.component, m.turn);
-  m.toward.assign(n, ForwardingTables::kNoPath);
-  std::vector<uint16_t> base(n, 0);
-  for (size_t i = 0; i < columns; ++i) {
-    if (m.base[i]) base[m.owner[i]] = m.lids[i];
+  return fill_all(tables, m);
+}
+
+SwitchTurns refill_turns(const Fabric& fabric, const SwitchGraph& g, const Ranking& rk, ForwardingTables& tables,
+                         TurnsMemo& m) {
+  if (m.missing == 0) {  // nothing to fill, so nothing was filled before either
+    m.turn.clear();
+    m.turn_switches.clear();
+    return SwitchTurns{};
   }
-  for (uint32_t s = 0; s < n; ++s) {
-    const uint32_t t = m.turn[m.component[s]];
-    if (t != kNone && s != t) out.turn_switches.push_back(t);
-    auto row = tables.row(s);
-    // t's own row is never filled (its entry for its LID is port 0).
-    const uint8_t toward_turn = t == kNone || s == t ? ForwardingTables::kNoPath : row[base[t]];
-    m.toward[s] = toward_turn;
-    const std::span<const uint8_t> turn_row = t == kNone ? std::span<const uint8_t>{} : tables.row(t);
-    for (size_t i = 0; i < columns; ++i) {
-      uint8_t& entry = row[m.lids[i]];
-      const uint32_t owner = m.owner[i];
-      if (entry != ForwardingTables::kNoPath || owner == s || m.component[owner] != m.component[s]) continue;
-      // Only through a turn switch that reaches the destination by
-      // up*/down* (its row is never filled), in this piece of the fabric.
-      if (toward_turn == ForwardingTables::kNoPath || turn_row[m.lids[i]] == ForwardingTables::kNoPath) {
-        ++m.left[i];
-        continue;
-      }
-      entry = toward_turn;
-      ++m.fills[i];
-    }
-  }
-  for (size_t i = 0; i < columns; ++i) {
-    out.entries += m.fills[i];
-    out.left += m.left[i];
-  }
-  std::sort(out.turn_switches.begin(), out.turn_switches.end());
-  out.turn_switches.erase(std::unique(out.turn_switches.begin(), out.turn_switches.end()), out.turn_switches.end());
-  m.turn_switches = out.turn_switches;
-  return out;
+  choose_turns(fabric, g, rk, m, m.component, m.turn);
+  return fill_all(tables, m);
 }
 
 bool turn_columns(const Fabric& fabric, const SwitchGraph& g, const Ranking& rk, const ForwardingTables& tables,
                   std::span<const std::pair<Lid, uint8_t*>> written, TurnsMemo& m, SwitchTurns& out) {
   const uint32_t n = g.num_switches();
   const size_t columns = m.lids.size();
-  // The written columns' rows before the fills, into the memo first: the
-  // fills undo_fills() takes out depend on them.
+  // The written columns' rows before the fills, into the memo first:
+  // refill_turns rewrites the entries of the others.
   std::vector<uint8_t*> column_at(columns, nullptr);
   for (const auto& [lid, column] : written) {
     const uint32_t i = lid.value < m.column_of.size() ? m.column_of[lid.value] : kNone;
@@ -292,17 +337,6 @@ bool turn_columns(const Fabric& fabric, const SwitchGraph& g, const Ranking& rk,
   if (out.left != 0) return false;
   out.turn_switches = m.turn_switches;
   return true;
-}
-
-void undo_fills(const TurnsMemo& m, ForwardingTables& tables) {
-  const uint32_t n = tables.num_switches();
-  for (size_t i = 0; i < m.lids.size(); ++i) {
-    const uint64_t* bits = m.reached.data() + i * m.words;
-    const Lid lid{m.lids[i]};
-    for (uint32_t s = 0; s < n; ++s) {
-      if ((bits[s / 64] >> (s % 64) & 1) == 0) tables.set(s, lid, ForwardingTables::kNoPath);
-    }
-  }
 }
 
 }  // namespace railyard::routing::unicast
