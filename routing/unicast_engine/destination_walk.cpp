@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 
 #include "routing/byte_transpose.h"
 
@@ -182,6 +183,11 @@ void Engine::begin_column(Lid lid) {
 void Engine::flush() {
   const uint32_t n = g_.num_switches();
   const size_t total = batch_lids_.size();
+  if (flows_ && memo_ != nullptr) {  // the columns, as they are, for the next reroute's old flows
+    for (size_t b = 0; b < total; ++b) {
+      std::memcpy(memo_->columns.data() + static_cast<size_t>(batch_lids_[b].value) * n, column_at(b), n);
+    }
+  }
   flush_order_.resize(total);
   for (size_t b = 0; b < total; ++b) flush_order_[b] = static_cast<uint32_t>(b);
   std::stable_sort(flush_order_.begin(), flush_order_.end(),

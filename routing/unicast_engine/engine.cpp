@@ -23,7 +23,7 @@ Engine::Engine(const Fabric& fabric, const RoutingOptions& options, const Switch
     // phase B's mode snapshots are refilled from the front (defer).
     ent_.clear(); up_rec_.clear(); down_rec_.clear(); cnt_.clear(); cnt2_.clear(); sec_.clear();
     up_entries_.clear(); down_entries_.clear(); up_slot_entry_.clear(); port_entry_.clear();
-    load_.clear(); old_load_.clear(); old_columns_.clear(); extras_.clear(); slot_cables_.clear();
+    load_.clear(); old_load_.clear(); extras_.clear(); slot_cables_.clear();
   }
   // One record per entry, so the hot loops touch one array, not five.
   ent_.resize(m);
@@ -88,7 +88,7 @@ void Engine::swap_buffers(EngineBuffers& b) {
   cnt_.swap(b.cnt); cnt2_.swap(b.cnt2); sec_.swap(b.sec);
   up_entries_.swap(b.up_entries); down_entries_.swap(b.down_entries);
   up_slot_entry_.swap(b.up_slot_entry); port_entry_.swap(b.port_entry);
-  load_.swap(b.load); old_load_.swap(b.old_load); old_columns_.swap(b.old_columns);
+  load_.swap(b.load); old_load_.swap(b.old_load);
   extras_.swap(b.extras); slot_cables_.swap(b.slot_cables);
   modes_.swap(b.modes); chunks_.swap(b.chunks);
 }
@@ -98,7 +98,6 @@ void Engine::give_back(EngineBuffers& out) {
   // A full route never subtracts old flows; the reroute that follows it
   // does, at once: their arrays are mapped now, off its path.
   if (old_load_.capacity() < n * 256) old_load_.assign(n * 256, 0);
-  if (old_columns_.capacity() < kGatherColumns * n) old_columns_.assign(kGatherColumns * n, 0);
   // Enough chunks for a reroute's columns; a full route's batch (every
   // column) is not worth keeping whole.
   constexpr size_t kKeepChunks = 64;

@@ -411,8 +411,6 @@ class Engine {
   std::vector<uint8_t> dirty_;         // per LID of the current target: re-walk its column
   std::vector<uint64_t> old_load_;     // per switch x 256 ports: phase A loads of the re-walked columns before
   std::vector<std::pair<Lid, uint32_t>> old_columns_to_subtract_;  // the re-walked CA columns and their targets
-  std::vector<uint8_t> old_columns_;     // subtract_old_columns' gathered columns
-  static constexpr size_t kGatherColumns = 2048;  // of them at once
   std::vector<uint32_t> by_distance_;    // switches, farthest from the target first (sort_by_distance)
   std::vector<uint32_t> distance_count_;  // and their counting sort
   const uint32_t* old_distance_ = nullptr;  // the memo's modes toward that target

@@ -302,47 +302,23 @@ bool Engine::mark_dirty(uint32_t t) {
 // loads (old_load_, by switch port): every leaf routed in phase A sends its
 // CAs' flows along a column to the target. run() lists the columns
 // (old_columns_to_subtract_, by target in leaf order) and calls this once
-// its leaves are done, before anything is written to the tables.
-//
-// The old columns are read row by row, for all the columns at once in LID
-// order: read one by one, each is a cache miss at every switch (a row is a
-// switch's whole table), and most targets have only one or two columns
-// re-walked.
+// its leaves are done, before anything is written to the tables. Each old
+// column is read whole from the memo (RouteMemo::columns, or the phase A
+// column of one phase B finished).
 void Engine::subtract_old_columns() {
   const uint32_t n = g_.num_switches();
   const RouteMemo& memo = *prior_->memo;
-  const std::vector<std::pair<Lid, uint32_t>>& all = old_columns_to_subtract_;
-  if (all.empty()) return;
+  if (old_columns_to_subtract_.empty()) return;
   old_load_.assign(static_cast<size_t>(n) * 256, 0);
   carried_.assign(n, 0);
-  // In chunks, so that the gathered columns stay a few MB.
-  constexpr size_t kGather = kGatherColumns;
-  std::vector<uint32_t> by_lid;  // indices into `all`, by LID
-  for (size_t first = 0; first < all.size(); first += kGather) {
-    const size_t k = std::min(kGather, all.size() - first);
-    by_lid.resize(k);
-    for (size_t j = 0; j < k; ++j) by_lid[j] = static_cast<uint32_t>(first + j);
-    std::sort(by_lid.begin(), by_lid.end(), [&](uint32_t a, uint32_t b) { return all[a].first < all[b].first; });
-    // old_columns_[s * k + j]: switch s's old entry for the j-th column of the chunk (list order).
-    old_columns_.resize(k * n);
-    for (uint32_t s = 0; s < n; ++s) {
-      const std::span<const uint8_t> row = std::as_const(*prior_->tables).row(s);
-      uint8_t* out = old_columns_.data() + static_cast<size_t>(s) * k;
-      for (const uint32_t i : by_lid) out[i - first] = row[all[i].first.value];
-    }
-    for (size_t j = 0; j < k; ++j) {  // phase A's column of a destination phase B finished
-      const Lid lid = all[first + j].first;
-      if (!memo.deferred[lid.value]) continue;
-      const uint8_t* deferred = memo.deferred_columns.data() + static_cast<size_t>(memo.deferred_at[lid.value]) * n;
-      for (uint32_t s = 0; s < n; ++s) old_columns_[static_cast<size_t>(s) * k + j] = deferred[s];
-    }
-    uint32_t sorted_for = kNone;
-    for (size_t j = 0; j < k; ++j) {
-      const uint32_t t = all[first + j].second;
-      if (t != sorted_for) sort_by_distance(t);
-      sorted_for = t;
-      subtract_column(t, old_columns_.data() + j, k);
-    }
+  uint32_t sorted_for = kNone;
+  for (const auto& [lid, t] : old_columns_to_subtract_) {
+    if (t != sorted_for) sort_by_distance(t);
+    sorted_for = t;
+    const uint8_t* column = memo.deferred[lid.value]
+                                ? memo.deferred_columns.data() + static_cast<size_t>(memo.deferred_at[lid.value]) * n
+                                : memo.columns.data() + static_cast<size_t>(lid.value) * n;
+    subtract_column(t, column, 1);
   }
 }
 

@@ -72,7 +72,6 @@ struct EngineBuffers {
   std::vector<Entry> ent, up_rec, down_rec;
   std::vector<uint32_t> cnt, cnt2, sec, up_entries, down_entries, up_slot_entry, port_entry;
   std::vector<uint64_t> load, old_load;
-  std::vector<uint8_t> old_columns;
   std::vector<uint64_t> extras;
   std::vector<std::tuple<uint32_t, uint8_t, bool>> slot_cables;
   std::deque<std::vector<SwitchState>> modes;     // phase B's snapshots of the modes, per target
@@ -135,6 +134,12 @@ struct RouteMemo {
   std::vector<uint8_t> deferred;  // per LID: 1 = deferred
   std::vector<uint32_t> deferred_at;  // per LID: offset / switches in deferred_columns
   std::vector<uint8_t> deferred_columns;
+  // Every LID's column as phases A and B left it (the tables before the
+  // moves off the busiest links and the switch turns), column by column at
+  // lid * switches: the old flows of a re-walked column are summed down
+  // its column, not gathered from the rows of the tables (a cache miss per
+  // switch).
+  std::vector<uint8_t> columns;
   std::vector<uint32_t> broken_begin;  // per deferred column, and one past the last
   std::vector<uint32_t> broken;
   bool flows = false;

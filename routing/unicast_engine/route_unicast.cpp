@@ -71,8 +71,17 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
     for (uint32_t s = 0; s < n; ++s) memo->modes_at[s] = targets++;  // every switch is a target
     memo->modes.assign(static_cast<size_t>(targets) * n, 0);
     memo->reach.assign(targets, RouteMemo::kSomeTier2);
-    // An incremental route keeps the fills of the columns it keeps.
+    // An incremental route keeps the fills of the columns it keeps, and the
+    // columns.
     memo->turns = prior != nullptr ? prior->memo->turns : unicast::TurnsMemo{};
+    if (options.flow_balance) {
+      const size_t size = static_cast<size_t>(n) * (fabric.max_lid().value + 1u);
+      if (prior != nullptr) {
+        memo->columns = prior->memo->columns;
+      } else {
+        memo->columns.resize(size);
+      }
+    }
   }
   // Shared by both lanes, read only.
   // Only without flow balancing (flow_walk.cpp takes their place).
