@@ -46,6 +46,7 @@ struct RerouteStats {
   uint32_t targets_prepared = 0;   // leaves whose modes were worked out again (not the memo's)
   uint32_t columns = 0;            // CA destination LIDs
   uint32_t columns_recomputed = 0; // of those, re-walked (phase A)
+  uint32_t columns_patched = 0;    // of those, the old column with one leaf waiting (no walk)
   // The route before's memo was updated in place rather than copied: the
   // caller gave up its last reference to it (see reroute_unicast).
   bool memo_in_place = false;

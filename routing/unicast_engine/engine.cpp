@@ -132,6 +132,8 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
   std::vector<Lid> ca_lids;        // the current target's CA LIDs, in order
   std::vector<size_t> ca_columns;  // their batch columns (kSkipped: not re-walked)
   constexpr size_t kSkipped = SIZE_MAX;
+  // The old flows of the columns re-walked or patched, by switch port.
+  if (prior_ != nullptr) old_load_.assign(static_cast<size_t>(n) * 256, 0);
   for (size_t li = begin; li < end; li += step) {
     uint32_t t = leaves[li];
     // An incremental route takes the modes from the memo when the change
@@ -149,7 +151,7 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
     const bool touched = prior_ == nullptr || mark_dirty(t);  // reads the memo's modes before save_modes
     if (touched && lazy_modes_ != nullptr) load_modes(t);     // a column is re-walked: it reads them
     if (memo_ != nullptr) save_modes(t);
-    if (touched && modes_from_memo_) list_modes(t);
+    bool listed = !modes_from_memo_;  // the down and up lists, for a walk (not for a patch)
     uint32_t ca_lid_count = 0;
     for (uint32_t i = ca_begin_[t]; i < ca_begin_[t + 1]; ++i) ca_lid_count += 1u << fabric_.port(ca_ports_[i]).lmc;
     const Port& p0 = fabric_.port(fabric_.node(g_.node(t)).first_port);
@@ -173,11 +175,18 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
         } else if (prior_ != nullptr && (!touched || !dirty_[lid.value])) {
           ca_columns.push_back(kSkipped);
           ++report_.lids_routed;
+        } else if (const size_t at = batch_lids_.size();
+                   prior_ != nullptr && dirty_[lid.value] == 2 && patch_leaf(lid, t, slot)) {
+          ca_columns.push_back(at);
+          ++columns_recomputed_;
+          ++columns_patched_;
         } else {
           if (prior_ != nullptr) {  // its old flows come out of the loads (subtract_old_columns)
             old_columns_to_subtract_.emplace_back(lid, t);
             ++columns_recomputed_;
           }
+          if (!listed) list_modes(t);
+          listed = true;
           ca_columns.push_back(batch_lids_.size());
           route_destination(lid, t, leaf_port, slot);
         }
@@ -193,10 +202,9 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
       Lid lid{static_cast<uint16_t>(p0.lid.value + k)};
       if (!lid.valid()) continue;
       if (routed_cas == 0) {  // no CA LID was routed: a walk of its own
-        if (lazy_modes_ != nullptr) {  // (not seen: a leaf with CAs has CA LIDs)
-          load_modes(t);
-          list_modes(t);
-        }
+        if (lazy_modes_ != nullptr) load_modes(t);  // (not seen: a leaf with CAs has CA LIDs)
+        if (!listed) list_modes(t);
+        listed = true;
         const size_t col = batch_lids_.size();
         if (flows_ && k == 0) clear_counters();
         route_destination(lid, t, 0, guid_rank_[t] + k);

@@ -115,6 +115,7 @@ class Engine {
   void relieve_hot_links(std::vector<TableMove>& moves);
   uint32_t targets_touched() const { return targets_touched_; }
   uint32_t columns_recomputed() const { return columns_recomputed_; }
+  uint32_t columns_patched() const { return columns_patched_; }
   uint32_t targets_prepared() const { return targets_prepared_; }
 
  private:
@@ -170,6 +171,9 @@ class Engine {
   void subtract_column(uint32_t t, const uint8_t* column, size_t stride);
   uint32_t old_dist(uint32_t s) const { return old_distance_[s] & 0xFFFF; }  // SwitchState::val, as packed
   void reuse_deferred(Lid lid, uint32_t t, uint32_t slot);
+  bool patch_leaf(Lid lid, uint32_t t, uint32_t slot);
+  bool nominal_whole(uint32_t x) const;
+  std::vector<uint32_t> patch_leaf_;  // per LID dirty_ 2: the leaf that lost its nominal up link
   // A target whose modes are the memo's is read from the memo's row
   // (lazy_modes_) until a column needs them in st_: most targets of a
   // reroute keep every column, and their modes are then never copied.
@@ -408,7 +412,7 @@ class Engine {
   bool memo_in_place_ = false;
   std::vector<uint32_t> old_row_at_;
   std::vector<uint32_t> old_rows_;
-  std::vector<uint8_t> dirty_;         // per LID of the current target: re-walk its column
+  std::vector<uint8_t> dirty_;         // per LID of the current target: re-walk its column (1), or patch it (2)
   std::vector<uint64_t> old_load_;     // per switch x 256 ports: phase A loads of the re-walked columns before
   std::vector<std::pair<Lid, uint32_t>> old_columns_to_subtract_;  // the re-walked CA columns and their targets
   std::vector<uint32_t> by_distance_;    // switches, farthest from the target first (sort_by_distance)
@@ -419,7 +423,7 @@ class Engine {
   std::vector<uint32_t> up_changed_;   // changed links that are up candidates toward the current target
   std::vector<uint32_t> chain_digit_;  // per rank: chain_digits' result
   bool modes_from_memo_ = false;       // st_ is the memo's (load_modes), not prepared
-  uint32_t targets_touched_ = 0, columns_recomputed_ = 0, targets_prepared_ = 0;
+  uint32_t targets_touched_ = 0, columns_recomputed_ = 0, columns_patched_ = 0, targets_prepared_ = 0;
 
   // CA ports by switch.
   std::vector<uint32_t> ca_begin_;

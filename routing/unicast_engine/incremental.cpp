@@ -252,6 +252,7 @@ bool Engine::mark_dirty(uint32_t t) {
   const RouteMemo& memo = *prior_->memo;
   const ForwardingTables& old = *prior_->tables;
   if (dirty_.size() != old.num_lids()) dirty_.assign(old.num_lids(), 0);
+  if (patch_leaf_.size() != old.num_lids()) patch_leaf_.assign(old.num_lids(), kNone);
   if (chain_digit_.size() != digit_.size()) chain_digit_.assign(digit_.size(), 0);
   bool all = memo.modes_at[t] == RouteMemo::kNoModes;
   if (!all && !modes_from_memo_) {
@@ -274,24 +275,34 @@ bool Engine::mark_dirty(uint32_t t) {
     for (uint32_t k = 0; k < (1u << p.lmc); ++k) {
       const Lid lid{static_cast<uint16_t>(p.lid.value + k)};
       if (!lid.valid()) continue;
-      bool d = all;
+      uint8_t d = all ? 1 : 0;
       if (!d && !up_changed_.empty()) {
         // u's entry as phase A left it (phase B's are chosen again anyway).
         const uint8_t* phase_a = memo.deferred[lid.value] ? memo.deferred_columns.data() +
                                                                   static_cast<size_t>(memo.deferred_at[lid.value]) * n
                                                             : nullptr;
         chain_digits(t, (leaf_port - base_down_[rk_.rank[t]]) * (1u << p.lmc) + k);
+        uint32_t reasons = 0, leaf = kNone;
         for (uint32_t ci : up_changed_) {
           const ChangedLink& c = prior_->changed[ci];
           const uint32_t r = rk_.rank[c.lower];
           const uint32_t slots = slots_up_[r];
           const uint32_t nominal = slots == 0 ? 0 : base_up_[r] + chain_digit_[r] % slots;
           const uint8_t had = phase_a ? phase_a[c.lower] : old.get(c.lower, lid);
-          if (slots == 0 || nominal == c.lower_port || had != nominal) d = true;
+          if (slots != 0 && nominal != c.lower_port && had == nominal) continue;
+          ++reasons;
+          // A leaf losing the up link its nominal path took, in a column
+          // phase B did not finish: patch_leaf may do.
+          const bool losing = slots != 0 && had == nominal && nominal == c.lower_port && c.usable_before() &&
+                              !c.usable_now() && r == 0 && ca_begin_[c.lower] != ca_begin_[c.lower + 1] &&
+                              phase_a == nullptr;
+          leaf = losing ? c.lower : kNone;
         }
+        d = reasons == 0 ? 0 : reasons == 1 && leaf != kNone ? 2 : 1;
+        if (d == 2) patch_leaf_[lid.value] = leaf;
       }
-      dirty_[lid.value] = d ? 1 : 0;
-      any = any || d;
+      dirty_[lid.value] = d;
+      any = any || d != 0;
     }
   }
   if (any) ++targets_touched_;
@@ -309,7 +320,6 @@ void Engine::subtract_old_columns() {
   const uint32_t n = g_.num_switches();
   const RouteMemo& memo = *prior_->memo;
   if (old_columns_to_subtract_.empty()) return;
-  old_load_.assign(static_cast<size_t>(n) * 256, 0);
   carried_.assign(n, 0);
   uint32_t sorted_for = kNone;
   for (const auto& [lid, t] : old_columns_to_subtract_) {
@@ -320,6 +330,62 @@ void Engine::subtract_old_columns() {
                                 : memo.columns.data() + static_cast<size_t>(lid.value) * n;
     subtract_column(t, column, 1);
   }
+}
+
+// A dirty column (mark_dirty: dirty_ 2) whose only change is that leaf u
+// (patch_leaf_) lost the up link its nominal path took, in a column phase B
+// did not finish. Phase A would walk it again to the same column but for
+// u: the switches above the leaves take the same entries (the change is
+// below them), every other leaf the same slot toward the same whole path,
+// and u, whose nominal path is broken, waits for phase B with its CAs'
+// flows. That is, unless a parent of u has a broken nominal path too
+// (route_leaves: it would wait as well, fed by u): then false, and the
+// column is walked. Else the column is the old one (RouteMemo::columns)
+// with u waiting, and the loads lose u's flows along its old path.
+bool Engine::patch_leaf(Lid lid, uint32_t t, uint32_t slot) {
+  const uint32_t n = g_.num_switches();
+  const uint32_t u = patch_leaf_[lid.value];
+  ++stamp_;
+  lid_ = lid;
+  set_digits(t, slot);
+  const uint32_t k0 = slots_up_[0];
+  uint32_t e = k0 == 0 ? kNone : up_slot_entry_[static_cast<size_t>(u) * slot_stride_ + digit_[0] % k0];
+  if (e != kNone && !cand_ok(u, e)) e = kNone;
+  if (e != kNone && nominal_whole(remote(e))) return false;  // u still routes (not seen: mark_dirty's conditions)
+  for (uint32_t i = up_begin_[u]; i < up_begin_[u + 1]; ++i) {
+    const uint32_t y = up_rec_[i].remote;
+    if (is_up_mode(st_[y].mode) && !nominal_whole(y)) return false;
+  }
+  const uint8_t* old = prior_->memo->columns.data() + static_cast<size_t>(lid.value) * n;
+  begin_column(lid);
+  std::memcpy(column_, old, n);
+  column_[u] = ForwardingTables::kNoPath;
+  ++report_.lids_routed;
+  const uint32_t f = ca_begin_[u + 1] - ca_begin_[u];
+  for (uint32_t y = u, hops = 0; y != t && hops < kInf; ++hops) {
+    const uint8_t p = old[y];
+    if (p == ForwardingTables::kNoPath || p == 0) break;
+    old_load_[static_cast<size_t>(y) * 256 + p] += f;
+    y = prior_->cable[static_cast<size_t>(y) * 256 + p];
+    if (y == kNone) break;
+  }
+  Deferred d{column_, lid, t, slot, static_cast<uint32_t>(broken_.size())};
+  defer_or_route(u);  // u has CAs: it waits
+  defer(d);
+  return true;
+}
+
+// Whether the nominal path of x (an up-mode switch) is whole: mark_nominal's
+// valid_, from x up (set_digits first).
+bool Engine::nominal_whole(uint32_t x) const {
+  for (uint32_t hops = 0; hops < kInf; ++hops) {
+    const uint32_t e = nominal_up(x);
+    if (e == kNone) return false;
+    const uint32_t r = remote(e);
+    if (is_down(st_[r].mode)) return nominal_down(r) != kNone;
+    x = r;
+  }
+  return false;
 }
 
 // by_distance_: every switch but t, farthest from t first (unreachable ones

@@ -180,6 +180,7 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
     for (const auto& e : engines) {
       stats->targets_touched += e->targets_touched();
       stats->columns_recomputed += e->columns_recomputed();
+      stats->columns_patched += e->columns_patched();
       stats->targets_prepared += e->targets_prepared();
     }
   }
