@@ -160,6 +160,7 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
     const size_t first_col = batch_lids_.size();
     ca_lids.clear();
     ca_columns.clear();
+    kept_entries_.clear();
     for (uint32_t i = ca_begin_[t]; i < ca_begin_[t + 1]; ++i) {
       const Port& p = fabric_.port(ca_ports_[i]);
       uint8_t leaf_port = g_.attach_port(ca_ports_[i]);
@@ -178,6 +179,13 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
         } else if (const size_t at = batch_lids_.size();
                    prior_ != nullptr && dirty_[lid.value] == 2 && patch_leaf(lid, t, slot)) {
           ca_columns.push_back(at);
+          ++columns_recomputed_;
+          ++columns_patched_;
+        } else if (std::pair<uint32_t, uint8_t> entry;
+                   prior_ != nullptr && dirty_[lid.value] == 3 && patch_down(lid, t, slot, entry)) {
+          ca_columns.push_back(kSkipped);
+          if (entry.first != kNone) kept_entries_.emplace_back(ca_columns.size() - 1, entry);
+          ++report_.lids_routed;
           ++columns_recomputed_;
           ++columns_patched_;
         } else {
@@ -211,8 +219,12 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
         finish_columns(col);
         continue;
       }
-      const size_t from_col = ca_columns[guid_rank_[t] % routed_cas];
-      if (from_col == kSkipped) {  // copies a column that did not change
+      const size_t copied = guid_rank_[t] % routed_cas;
+      const size_t from_col = ca_columns[copied];
+      if (from_col == kSkipped) {  // copies a column that did not change, but for an entry patch_down wrote
+        for (const auto& [i, entry] : kept_entries_) {
+          if (i == copied) tables_.set(entry.first, lid, entry.second);
+        }
         ++report_.lids_routed;
         continue;
       }

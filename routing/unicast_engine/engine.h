@@ -172,6 +172,14 @@ class Engine {
   uint32_t old_dist(uint32_t s) const { return old_distance_[s] & 0xFFFF; }  // SwitchState::val, as packed
   void reuse_deferred(Lid lid, uint32_t t, uint32_t slot);
   bool patch_leaf(Lid lid, uint32_t t, uint32_t slot);
+  bool patch_down(Lid lid, uint32_t t, uint32_t slot, std::pair<uint32_t, uint8_t>& entry);
+  uint32_t down_link_ = kNone;
+  // run(): the target's CA columns (by index) whose entry patch_down wrote.
+  std::vector<std::pair<size_t, std::pair<uint32_t, uint8_t>>> kept_entries_;  // mark_dirty: the one changed link below a switch going down toward t
+  // set_digits' watch (patch_down): whether the chain or a plane looked at
+  // the up slot watch_slot_ of switch watch_lower_.
+  uint32_t watch_lower_ = kNone, watch_slot_ = 0;
+  bool watch_hit_ = false;
   bool nominal_whole(uint32_t x) const;
   std::vector<uint32_t> patch_leaf_;  // per LID dirty_ 2: the leaf that lost its nominal up link
   // A target whose modes are the memo's is read from the memo's row
@@ -412,7 +420,9 @@ class Engine {
   bool memo_in_place_ = false;
   std::vector<uint32_t> old_row_at_;
   std::vector<uint32_t> old_rows_;
-  std::vector<uint8_t> dirty_;         // per LID of the current target: re-walk its column (1), or patch it (2)
+  // Per LID of the current target: re-walk its column (1), or patch it
+  // (2: patch_leaf, 3: patch_down).
+  std::vector<uint8_t> dirty_;
   std::vector<uint64_t> old_load_;     // per switch x 256 ports: phase A loads of the re-walked columns before
   std::vector<std::pair<Lid, uint32_t>> old_columns_to_subtract_;  // the re-walked CA columns and their targets
   std::vector<uint32_t> by_distance_;    // switches, farthest from the target first (sort_by_distance)

@@ -247,6 +247,7 @@ void Engine::set_digits(uint32_t t, uint32_t slot) {
     const uint32_t want = digit_[r] % k;
     uint32_t e = kNone;
     for (uint32_t i = 0; i < k && e == kNone; ++i) {
+      watch_hit_ = watch_hit_ || (x == watch_lower_ && (want + i) % k == watch_slot_);
       const uint32_t c = up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + (want + i) % k];
       if (c != kNone && cand_ok(remote(c), rev(c))) {
         e = c;
@@ -269,6 +270,7 @@ void Engine::set_digits(uint32_t t, uint32_t slot) {
   const uint32_t k0 = slots_up_[r0];
   for (uint32_t i = 0; i < k0; ++i) {
     uint32_t e = up_slot_entry_[static_cast<size_t>(t) * slot_stride_ + i];
+    watch_hit_ = watch_hit_ || (t == watch_lower_ && i == watch_slot_);
     for (uint32_t x = t; e != kNone && cand_ok(remote(e), rev(e));) {
       const uint32_t p = remote(e);
       if (down_stamp_[p] == stamp_) break;  // the chain, or a plane already done
@@ -278,6 +280,7 @@ void Engine::set_digits(uint32_t t, uint32_t slot) {
       const uint32_t k = slots_up_[rk_.rank[x]];
       if (k == 0) break;
       e = up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + digit_slot_[rk_.rank[x]]];
+      watch_hit_ = watch_hit_ || (x == watch_lower_ && digit_slot_[rk_.rank[x]] == watch_slot_);
     }
   }
 }

@@ -260,14 +260,24 @@ bool Engine::mark_dirty(uint32_t t) {
     for (uint32_t s = 0; s < n && !all; ++s) all = before[s] != pack(st_[s]);
   }
   up_changed_.clear();
+  uint32_t downs = 0;
   for (uint32_t i = 0; i < prior_->changed.size() && !all; ++i) {
     const ChangedLink& c = prior_->changed[i];
     const SwitchState su = state(c.lower), sv = state(c.upper);
     if (su.val == kInf || sv.val == kInf) continue;
     // Whatever the link's state: could it be a candidate?
-    if (is_down(sv.mode) && is_down(su.mode) && su.val + 1 == sv.val) all = true;
+    if (is_down(sv.mode) && is_down(su.mode) && su.val + 1 == sv.val) {
+      ++downs;
+      down_link_ = i;
+    }
     if (is_up_mode(su.mode) && sv.val + 1 == su.val) up_changed_.push_back(i);
   }
+  // One changed link may be a down candidate toward t: only the candidates
+  // of the switch above it moved, and a column whose digits never look at
+  // the link keeps every entry but, perhaps, that switch's (patch_down).
+  // More: every column is walked again.
+  const bool one_down = !all && downs == 1;
+  all = all || downs > 1;
   bool any = false;
   for (uint32_t i = ca_begin_[t]; i < ca_begin_[t + 1]; ++i) {
     const Port& p = fabric_.port(ca_ports_[i]);
@@ -301,6 +311,7 @@ bool Engine::mark_dirty(uint32_t t) {
         d = reasons == 0 ? 0 : reasons == 1 && leaf != kNone ? 2 : 1;
         if (d == 2) patch_leaf_[lid.value] = leaf;
       }
+      if (one_down) d = d == 0 && !memo.deferred[lid.value] ? 3 : 1;
       dirty_[lid.value] = d;
       any = any || d != 0;
     }
@@ -372,6 +383,44 @@ bool Engine::patch_leaf(Lid lid, uint32_t t, uint32_t slot) {
   Deferred d{column_, lid, t, slot, static_cast<uint32_t>(broken_.size())};
   defer_or_route(u);  // u has CAs: it waits
   defer(d);
+  return true;
+}
+
+// A dirty column (mark_dirty: dirty_ 3) whose only possible change is that
+// one changed link (down_link_, lower switch u, upper v) may be a down
+// candidate of v toward t, in a column phase B did not finish. Only v's
+// candidates moved. If neither the chain nor a plane of the destination
+// looks at the link (set_digits' watch: then they are the route before's,
+// and so are every digit and every switch with a nominal way down), every
+// switch but v takes the entry it had, and so does v if it has a nominal
+// way down; else v picks among its candidates by the digit (down_pick),
+// and carries no flow of phase A (the nominal paths go down only through
+// switches with a nominal way down), so the loads stay. The column is
+// then kept, with v's entry, if it moved, written into the tables and the
+// memo's column (`entry`: v and its port, else kNone); else false, and the
+// column is walked.
+bool Engine::patch_down(Lid lid, uint32_t t, uint32_t slot, std::pair<uint32_t, uint8_t>& entry) {
+  const uint32_t n = g_.num_switches();
+  const ChangedLink& c = prior_->changed[down_link_];
+  entry = {kNone, 0};
+  ++stamp_;
+  lid_ = lid;
+  watch_lower_ = c.lower;
+  watch_slot_ = c.lower_port - base_up_[rk_.rank[c.lower]];
+  watch_hit_ = false;
+  set_digits(t, slot);
+  watch_lower_ = kNone;
+  if (watch_hit_) return false;
+  const uint32_t v = c.upper;
+  if (nominal_down(v) != kNone) return true;
+  auto [cf, count] = candidates(v);
+  uint8_t* old = memo_->columns.data() + static_cast<size_t>(lid.value) * n;
+  if (count == 0 || old[v] == ForwardingTables::kNoPath) return false;
+  const uint8_t now = port(cand_[cf + (digit_[rk_.rank[v]] + seq_[v]) % count]);
+  if (now == old[v]) return true;
+  old[v] = now;  // the memo's own (in place or a copy), read by this lane only
+  tables_.set(v, lid, now);
+  entry = {v, now};
   return true;
 }
 

@@ -134,11 +134,11 @@ struct RouteMemo {
   std::vector<uint8_t> deferred;  // per LID: 1 = deferred
   std::vector<uint32_t> deferred_at;  // per LID: offset / switches in deferred_columns
   std::vector<uint8_t> deferred_columns;
-  // Every LID's column as phases A and B left it (the tables before the
-  // moves off the busiest links and the switch turns), column by column at
-  // lid * switches: the old flows of a re-walked column are summed down
-  // its column, not gathered from the rows of the tables (a cache miss per
-  // switch).
+  // Every CA LID's column as phases A and B left it (the tables before the
+  // moves off the busiest links), column by column at lid * switches: the
+  // old flows of a re-walked column are summed down its column, not
+  // gathered from the rows of the tables (a cache miss per switch). Read
+  // only at CA LIDs (a switch LID's column there may be out of date).
   std::vector<uint8_t> columns;
   std::vector<uint32_t> broken_begin;  // per deferred column, and one past the last
   std::vector<uint32_t> broken;
