@@ -170,34 +170,42 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
         if (!lid.valid()) continue;
         ca_lids.push_back(lid);
         const uint32_t slot = (leaf_port - base_down_[rk_.rank[t]]) * (1u << p.lmc) + k;
-        if (prior_ != nullptr && (!touched || !dirty_[lid.value]) && prior_->memo->deferred[lid.value]) {
-          ca_columns.push_back(batch_lids_.size());
-          reuse_deferred(lid, t, slot);
-        } else if (prior_ != nullptr && (!touched || !dirty_[lid.value])) {
-          ca_columns.push_back(kSkipped);
-          ++report_.lids_routed;
-        } else if (const size_t at = batch_lids_.size();
-                   prior_ != nullptr && dirty_[lid.value] == 2 && patch_leaf(lid, t, slot)) {
-          ca_columns.push_back(at);
-          ++columns_recomputed_;
-          ++columns_patched_;
-        } else if (std::pair<uint32_t, uint8_t> entry;
-                   prior_ != nullptr && dirty_[lid.value] == 3 && patch_down(lid, t, slot, entry)) {
+        // What becomes of the column: the route before's (kept or deferred
+        // again), a patch of it, or a walk.
+        const uint8_t dirty = prior_ == nullptr ? 1 : touched ? dirty_[lid.value] : 0;
+        if (dirty == 0) {
+          if (prior_->memo->deferred[lid.value]) {
+            ca_columns.push_back(batch_lids_.size());
+            reuse_deferred(lid, t, slot);
+          } else {
+            ca_columns.push_back(kSkipped);
+            ++report_.lids_routed;
+          }
+          account_ca_destination(lid, ca_ports_[i], last_hop_drained);
+          continue;
+        }
+        // 0: walk; 1: kept, perhaps with one entry written (`entry`); 2: in the batch.
+        std::pair<uint32_t, uint8_t> entry{kNone, 0};
+        const size_t at = batch_lids_.size();
+        const int patched = dirty == 2   ? (patch_leaf(lid, t, slot) ? 2 : 0)
+                            : dirty == 3 ? (patch_down(lid, t, slot, entry) ? 1 : 0)
+                            : dirty == 4 ? patch_spine(lid, t, slot, entry)
+                                         : 0;
+        if (patched == 1) {
           ca_columns.push_back(kSkipped);
           if (entry.first != kNone) kept_entries_.emplace_back(ca_columns.size() - 1, entry);
           ++report_.lids_routed;
-          ++columns_recomputed_;
-          ++columns_patched_;
+        } else if (patched == 2) {
+          ca_columns.push_back(at);
         } else {
-          if (prior_ != nullptr) {  // its old flows come out of the loads (subtract_old_columns)
-            old_columns_to_subtract_.emplace_back(lid, t);
-            ++columns_recomputed_;
-          }
+          if (prior_ != nullptr) old_columns_to_subtract_.emplace_back(lid, t);  // its old flows come out of the loads
           if (!listed) list_modes(t);
           listed = true;
           ca_columns.push_back(batch_lids_.size());
           route_destination(lid, t, leaf_port, slot);
         }
+        columns_recomputed_ += prior_ != nullptr;
+        columns_patched_ += patched != 0;
         account_ca_destination(lid, ca_ports_[i], last_hop_drained);
       }
     }

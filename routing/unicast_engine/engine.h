@@ -172,6 +172,9 @@ class Engine {
   uint32_t old_dist(uint32_t s) const { return old_distance_[s] & 0xFFFF; }  // SwitchState::val, as packed
   void reuse_deferred(Lid lid, uint32_t t, uint32_t slot);
   bool patch_leaf(Lid lid, uint32_t t, uint32_t slot);
+  int patch_spine(Lid lid, uint32_t t, uint32_t slot, std::pair<uint32_t, uint8_t>& entry);
+  void subtract_path(const uint8_t* old, uint32_t x, uint32_t t);
+  std::vector<uint32_t> waiting_;  // patch_spine's leaves
   bool patch_down(Lid lid, uint32_t t, uint32_t slot, std::pair<uint32_t, uint8_t>& entry);
   uint32_t down_link_ = kNone;
   // run(): the target's CA columns (by index) whose entry patch_down wrote.
@@ -181,7 +184,7 @@ class Engine {
   uint32_t watch_lower_ = kNone, watch_slot_ = 0;
   bool watch_hit_ = false;
   bool nominal_whole(uint32_t x) const;
-  std::vector<uint32_t> patch_leaf_;  // per LID dirty_ 2: the leaf that lost its nominal up link
+  std::vector<uint32_t> patch_at_;  // per LID dirty_ 2 or 4: the switch that lost its nominal up link
   // A target whose modes are the memo's is read from the memo's row
   // (lazy_modes_) until a column needs them in st_: most targets of a
   // reroute keep every column, and their modes are then never copied.
@@ -421,7 +424,7 @@ class Engine {
   std::vector<uint32_t> old_row_at_;
   std::vector<uint32_t> old_rows_;
   // Per LID of the current target: re-walk its column (1), or patch it
-  // (2: patch_leaf, 3: patch_down).
+  // (2: patch_leaf, 3: patch_down, 4: patch_spine).
   std::vector<uint8_t> dirty_;
   std::vector<uint64_t> old_load_;     // per switch x 256 ports: phase A loads of the re-walked columns before
   std::vector<std::pair<Lid, uint32_t>> old_columns_to_subtract_;  // the re-walked CA columns and their targets

@@ -252,7 +252,7 @@ bool Engine::mark_dirty(uint32_t t) {
   const RouteMemo& memo = *prior_->memo;
   const ForwardingTables& old = *prior_->tables;
   if (dirty_.size() != old.num_lids()) dirty_.assign(old.num_lids(), 0);
-  if (patch_leaf_.size() != old.num_lids()) patch_leaf_.assign(old.num_lids(), kNone);
+  if (patch_at_.size() != old.num_lids()) patch_at_.assign(old.num_lids(), kNone);
   if (chain_digit_.size() != digit_.size()) chain_digit_.assign(digit_.size(), 0);
   bool all = memo.modes_at[t] == RouteMemo::kNoModes;
   if (!all && !modes_from_memo_) {
@@ -301,15 +301,16 @@ bool Engine::mark_dirty(uint32_t t) {
           const uint8_t had = phase_a ? phase_a[c.lower] : old.get(c.lower, lid);
           if (slots != 0 && nominal != c.lower_port && had == nominal) continue;
           ++reasons;
-          // A leaf losing the up link its nominal path took, in a column
-          // phase B did not finish: patch_leaf may do.
+          // A leaf, or a switch just above the leaves, losing the up link
+          // its nominal path took, in a column phase B did not finish:
+          // patch_leaf or patch_spine may do.
           const bool losing = slots != 0 && had == nominal && nominal == c.lower_port && c.usable_before() &&
-                              !c.usable_now() && r == 0 && ca_begin_[c.lower] != ca_begin_[c.lower + 1] &&
-                              phase_a == nullptr;
+                              !c.usable_now() && phase_a == nullptr &&
+                              ((r == 0 && ca_begin_[c.lower] != ca_begin_[c.lower + 1]) || r == 1);
           leaf = losing ? c.lower : kNone;
         }
-        d = reasons == 0 ? 0 : reasons == 1 && leaf != kNone ? 2 : 1;
-        if (d == 2) patch_leaf_[lid.value] = leaf;
+        d = reasons == 0 ? 0 : reasons == 1 && leaf != kNone ? (rk_.rank[leaf] == 0 ? 2 : 4) : 1;
+        if (d >= 2) patch_at_[lid.value] = leaf;
       }
       if (one_down) d = d == 0 && !memo.deferred[lid.value] ? 3 : 1;
       dirty_[lid.value] = d;
@@ -355,7 +356,7 @@ void Engine::subtract_old_columns() {
 // with u waiting, and the loads lose u's flows along its old path.
 bool Engine::patch_leaf(Lid lid, uint32_t t, uint32_t slot) {
   const uint32_t n = g_.num_switches();
-  const uint32_t u = patch_leaf_[lid.value];
+  const uint32_t u = patch_at_[lid.value];
   ++stamp_;
   lid_ = lid;
   set_digits(t, slot);
@@ -372,18 +373,94 @@ bool Engine::patch_leaf(Lid lid, uint32_t t, uint32_t slot) {
   std::memcpy(column_, old, n);
   column_[u] = ForwardingTables::kNoPath;
   ++report_.lids_routed;
-  const uint32_t f = ca_begin_[u + 1] - ca_begin_[u];
-  for (uint32_t y = u, hops = 0; y != t && hops < kInf; ++hops) {
+  subtract_path(old, u, t);
+  Deferred d{column_, lid, t, slot, static_cast<uint32_t>(broken_.size())};
+  defer_or_route(u);  // u has CAs: it waits
+  defer(d);
+  return true;
+}
+
+// Into old_load_: the flows of leaf x's CAs along the old column `old`.
+void Engine::subtract_path(const uint8_t* old, uint32_t x, uint32_t t) {
+  const uint32_t f = ca_begin_[x + 1] - ca_begin_[x];
+  for (uint32_t y = x, hops = 0; y != t && hops < kInf; ++hops) {
     const uint8_t p = old[y];
     if (p == ForwardingTables::kNoPath || p == 0) break;
     old_load_[static_cast<size_t>(y) * 256 + p] += f;
     y = prior_->cable[static_cast<size_t>(y) * 256 + p];
     if (y == kNone) break;
   }
+}
+
+// A dirty column (mark_dirty: dirty_ 4) whose only change is that switch u,
+// just above the leaves (patch_at_), lost the up link its nominal path
+// took, in a column phase B did not finish. Phase A would walk it again to
+// the same column but for u and the leaves below it: u's nominal path is
+// broken, so it takes its first candidate (prepare_template), and the
+// leaves whose nominal way up is u wait for phase B; then u waits too (they
+// feed it). That is, unless a switch they or u may feed has a broken
+// nominal path too (it would wait as well): then 0, and the column is
+// walked. Only those leaves sent flows through u (a switch going up
+// carries the flows of the switches below it that climb to it), so:
+//  - no leaf waits: the column is kept, with u's entry, if it moved,
+//    written into the tables and the memo's column (`entry`, as
+//    patch_down): 1;
+//  - else the old column with those leaves and u waiting, in the batch,
+//    and the loads lose the leaves' flows along their old paths: 2.
+int Engine::patch_spine(Lid lid, uint32_t t, uint32_t slot, std::pair<uint32_t, uint8_t>& entry) {
+  const uint32_t n = g_.num_switches();
+  const uint32_t u = patch_at_[lid.value];
+  entry = {kNone, 0};
+  ++stamp_;
+  lid_ = lid;
+  set_digits(t, slot);
+  const uint32_t e = nominal_up(u);
+  if (e != kNone && nominal_whole(u)) return 0;  // u still routes (not seen: mark_dirty's conditions)
+  auto [cf, count] = candidates(u);
+  const uint8_t now = e != kNone ? port(e) : count > 0 ? port(cand_[cf]) : ForwardingTables::kNoPath;
+  // The leaves whose nominal way up is u, by the order phase A takes them
+  // (tier 1, by GUID).
+  waiting_.clear();
+  const uint32_t k0 = slots_up_[0];
+  for (uint32_t i = down_begin_[u]; i < down_begin_[u + 1] && k0 != 0; ++i) {
+    const uint32_t x = down_rec_[i].remote;
+    const uint32_t ex = up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + digit_[0] % k0];
+    if (rk_.rank[x] != 0 || ex != down_rec_[i].rev || !cand_ok(x, ex)) continue;
+    if (ca_begin_[x] == ca_begin_[x + 1] || !is_tier1(st_[x].mode)) return 0;
+    waiting_.push_back(x);
+  }
+  uint8_t* old = memo_->columns.data() + static_cast<size_t>(lid.value) * n;
+  if (waiting_.empty()) {
+    if (now == old[u]) return 1;
+    if (now == ForwardingTables::kNoPath || old[u] == ForwardingTables::kNoPath) return 0;
+    old[u] = now;  // the memo's own (in place or a copy), read by this lane only
+    tables_.set(u, lid, now);
+    entry = {u, now};
+    return 1;
+  }
+  auto waits_too = [&](uint32_t y) { return y != u && is_up_mode(st_[y].mode) && !nominal_whole(y); };
+  for (uint32_t x : waiting_) {
+    for (uint32_t i = up_begin_[x]; i < up_begin_[x + 1]; ++i) {
+      if (waits_too(up_rec_[i].remote)) return 0;
+    }
+  }
+  for (uint32_t i = up_begin_[u]; i < up_begin_[u + 1]; ++i) {
+    if (waits_too(up_rec_[i].remote)) return 0;
+  }
+  std::sort(waiting_.begin(), waiting_.end(), [&](uint32_t a, uint32_t b) { return guid_rank_[a] < guid_rank_[b]; });
+  begin_column(lid);
+  std::memcpy(column_, old, n);
+  ++report_.lids_routed;
   Deferred d{column_, lid, t, slot, static_cast<uint32_t>(broken_.size())};
-  defer_or_route(u);  // u has CAs: it waits
+  for (uint32_t x : waiting_) {
+    column_[x] = ForwardingTables::kNoPath;
+    subtract_path(old, x, t);
+    defer_or_route(x);  // it has CAs: it waits
+  }
+  column_[u] = ForwardingTables::kNoPath;
+  defer_or_route(u);  // fed by them: it waits
   defer(d);
-  return true;
+  return 2;
 }
 
 // A dirty column (mark_dirty: dirty_ 3) whose only possible change is that
