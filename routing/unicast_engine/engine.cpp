@@ -11,8 +11,14 @@ namespace railyard::routing::unicast {
 
 Engine::Engine(const Fabric& fabric, const RoutingOptions& options, const SwitchGraph& graph, const Ranking& ranking,
                const SubstituteSpines& substitutes, ForwardingTables& tables, RoutingReport& report,
-               EngineBuffers* recycled)
-    : fabric_(fabric), g_(graph), rk_(ranking), substitutes_(substitutes), tables_(tables), report_(report) {
+               EngineBuffers* recycled, const EngineStatics* statics)
+    : fabric_(fabric),
+      g_(graph),
+      rk_(ranking),
+      substitutes_(substitutes),
+      tables_(tables),
+      report_(report),
+      statics_(statics != nullptr && statics->valid ? statics : nullptr) {
   const uint32_t n = g_.num_switches();
   const uint32_t m = g_.num_entries();
   if (recycled != nullptr) {
@@ -56,15 +62,29 @@ Engine::Engine(const Fabric& fabric, const RoutingOptions& options, const Switch
   mark_stamp_.assign(n, 0);
   best_.assign(n, 0);
   queue_.reserve(n);
-  build_ca_lists();
-  compute_slots();
-  by_guid_.resize(n);
-  for (uint32_t s = 0; s < n; ++s) by_guid_[s] = s;
-  std::sort(by_guid_.begin(), by_guid_.end(), [&](uint32_t a, uint32_t b) {
-    return fabric_.node(g_.node(a)).guid < fabric_.node(g_.node(b)).guid;
-  });
-  guid_rank_.resize(n);
-  for (uint32_t i = 0; i < n; ++i) guid_rank_[by_guid_[i]] = i;
+  if (statics_ != nullptr) {
+    ca_begin_ = statics_->ca_begin;
+    ca_ports_ = statics_->ca_ports;
+    detached_ = statics_->detached;
+    total_ca_ports_ = statics_->total_ca_ports;
+    all_tier1_ = count_reach([](uint32_t) { return Mode::kDown; });
+    report_.ca_ports = total_ca_ports_;
+    base_up_ = statics_->base_up;
+    base_down_ = statics_->base_down;
+    slots_up_ = statics_->slots_up;
+    by_guid_ = statics_->by_guid;
+    guid_rank_ = statics_->guid_rank;
+  } else {
+    build_ca_lists();
+    compute_slots();
+    by_guid_.resize(n);
+    for (uint32_t s = 0; s < n; ++s) by_guid_[s] = s;
+    std::sort(by_guid_.begin(), by_guid_.end(), [&](uint32_t a, uint32_t b) {
+      return fabric_.node(g_.node(a)).guid < fabric_.node(g_.node(b)).guid;
+    });
+    guid_rank_.resize(n);
+    for (uint32_t i = 0; i < n; ++i) guid_rank_[by_guid_[i]] = i;
+  }
   // Up and down entries of every switch, each contiguous.
   down_begin_.assign(n + 1, 0);
   up_begin_.assign(n + 1, 0);
@@ -295,6 +315,20 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
     }
     finish_columns(first_col);
   }
+}
+
+void Engine::export_statics(EngineStatics& out) const {
+  out.valid = true;
+  out.ca_begin = ca_begin_;
+  out.ca_ports = ca_ports_;
+  out.detached = detached_;
+  out.total_ca_ports = total_ca_ports_;
+  out.base_up = base_up_;
+  out.base_down = base_down_;
+  out.slots_up = slots_up_;
+  out.leaf_offset = leaf_offset_;
+  out.by_guid = by_guid_;
+  out.guid_rank = guid_rank_;
 }
 
 void Engine::build_ca_lists() {

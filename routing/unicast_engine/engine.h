@@ -58,9 +58,12 @@ class Engine {
   // `recycled`: the arrays of an engine of an earlier route (its storage
   // only, every value is set again), so that their pages are not mapped and
   // faulted in afresh; give_back() returns them at the end of a route.
+  // `statics`: what an Engine of an earlier route of the same cabling,
+  // with the same switches alive, worked out (EngineStatics), else null.
   Engine(const Fabric& fabric, const RoutingOptions& options, const SwitchGraph& graph, const Ranking& ranking,
          const SubstituteSpines& substitutes, ForwardingTables& tables, RoutingReport& report,
-         EngineBuffers* recycled = nullptr);
+         EngineBuffers* recycled = nullptr, const EngineStatics* statics = nullptr);
+  void export_statics(EngineStatics& out) const;
   void give_back(EngineBuffers& out);
 
   // Routes the leaves of one lane (a contiguous share of the leaf order) and
@@ -120,6 +123,7 @@ class Engine {
 
  private:
   // engine.cpp
+  const EngineStatics* statics_ = nullptr;
   void build_ca_lists();
   void compute_slots();
   NodeId first_other_ca(PortId not_this) const;

@@ -183,6 +183,10 @@ void Engine::sort_into_rings(const RoutingOptions& options, std::vector<uint32_t
 // destination keep every shift at its bound), at the ring's first leaf.
 void Engine::set_leaf_offsets(const RoutingOptions& options) {
   const uint32_t n = g_.num_switches();
+  if (statics_ != nullptr) {
+    leaf_offset_ = statics_->leaf_offset;
+    return;
+  }
   leaf_offset_.assign(n, 0);
   if (slots_up_.empty()) return;
   const uint32_t k = slots_up_[0];

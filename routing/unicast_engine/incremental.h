@@ -79,6 +79,20 @@ struct EngineBuffers {
   size_t chunk_bytes = 0;                           // of each chunk
 };
 
+// What an Engine works out from the cabling alone, the same in every lane
+// and, while no switch dies or comes alive, in every route of the fabric:
+// an incremental route takes them from the memo (route_lanes says when).
+// The CA ports by switch (build_ca_lists), the nominal slots
+// (compute_slots), the leaves' digit offsets (set_leaf_offsets) and the
+// switches in GUID order.
+struct EngineStatics {
+  bool valid = false;
+  std::vector<uint32_t> ca_begin;
+  std::vector<PortId> ca_ports, detached;
+  uint32_t total_ca_ports = 0;
+  std::vector<uint32_t> base_up, base_down, slots_up, leaf_offset, by_guid, guid_rank;
+};
+
 // What the switch turns (switch_turns.cpp) saw and did, for the next
 // incremental route: which rows reached each switch LID before the fills
 // (the fills are the entries of the other rows that are not empty), the
@@ -149,6 +163,7 @@ struct RouteMemo {
   std::vector<TableMove> moves;
   // What the switch turns saw and filled.
   unicast::TurnsMemo turns;
+  unicast::EngineStatics statics;
   // The lanes' arrays, for the next route that updates this memo in place.
   std::deque<unicast::EngineBuffers> lanes;  // a deque: EngineBuffers need not move
 };

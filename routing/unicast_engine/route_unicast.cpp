@@ -146,12 +146,29 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
       if (ranking.rank[c.lower] == ranking.rank[c.upper]) return in_full("a changed link joins two switches of one rank");
     }
   }
+  // What the engines work out from the cabling is the route before's when
+  // every end of a changed link keeps a live link that did not change (or
+  // has CAs): no switch died or came alive.
+  const EngineStatics* statics = nullptr;
+  if (prior != nullptr && prior->memo->statics.valid) {
+    statics = &prior->memo->statics;
+    std::vector<uint32_t> changed_at(graph.num_switches(), 0);  // changed links in the graph (not down)
+    for (const ChangedLink& c : ordered.changed) {
+      changed_at[c.lower] += c.up_now;
+      changed_at[c.upper] += c.up_now;
+    }
+    for (const ChangedLink& c : ordered.changed) {
+      for (uint32_t s : {c.lower, c.upper}) {
+        if (graph.num_cas(s) == 0 && graph.end(s) - graph.begin(s) <= changed_at[s]) statics = nullptr;
+      }
+    }
+  }
   bool slots_moved = false;
   in_lanes([&](uint32_t lane) {
     // A memo updated in place lends its lanes' arrays to the engines.
     EngineBuffers* recycled = memo_in_place && lane < memo->lanes.size() ? &memo->lanes[lane] : nullptr;
-    engines[lane] =
-        std::make_unique<Engine>(fabric, options, graph, ranking, substitutes, out.tables, reports[lane], recycled);
+    engines[lane] = std::make_unique<Engine>(fabric, options, graph, ranking, substitutes, out.tables, reports[lane],
+                                             recycled, statics);
     if (prior != nullptr && !engines[lane]->same_slots(*prior->memo)) {
       slots_moved = true;
       return;
@@ -175,6 +192,7 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
     route_phase_b(*engines[0], *engines[1], out.report);
   }
   if (memo != nullptr) engines[0]->export_slots(*memo);
+  if (memo != nullptr && (statics == nullptr || !memo_in_place)) engines[0]->export_statics(memo->statics);
   if (stats != nullptr) {
     stats->incremental = prior != nullptr;
     for (const auto& e : engines) {

@@ -374,6 +374,29 @@ TEST(Reroute, TwoSpinesOfAPodLosingTheSameUpSlot) {
   EXPECT_GT(stats.columns_patched, 0u);
 }
 
+// A spine or a core going down (every link of it) and coming back: what
+// the engines work out from the cabling alone (the nominal slots, the
+// leaves' digit offsets: EngineStatics) depends on which switches are
+// alive, so the memo's may not be taken then; still the full route at
+// every step, and the memo stays usable for the next change.
+TEST(Reroute, ASwitchGoingDownAndComingBack) {
+  const Fabric base = test::generate(test::roft(64, 8, 3, 16));
+  Degrader d(base);
+  for (int32_t level : {2, 3}) {
+    for (uint64_t seed = 1; seed <= 2; ++seed) {
+      const Degraded down = d.switch_down(level, seed);
+      ASSERT_FALSE(down.down.empty()) << down.name;
+      State s = full(base, {});
+      s = step(s, down.fabric, {}, down.name);
+      s = step(s, base, {}, down.name + ", back");
+      const Degraded other = d.link_down(Tier::kSpineCore, seed);
+      RerouteStats stats;
+      step(s, other.fabric, {}, down.name + ", back, then " + other.name, &stats);
+      EXPECT_TRUE(stats.incremental) << stats.full_reason;
+    }
+  }
+}
+
 // On a fabric degraded enough that phase B runs in two lanes
 // (unicast_engine/phase_b_lanes.cpp), a reroute rebuilds the same list of
 // waiting choices, so the same cut and rounds: the full route's tables.
