@@ -449,6 +449,10 @@ class Engine {
   uint32_t total_ca_ports_ = 0;
 };
 
+// Per switch x 256 ports: the switch at the far end of the cable, in any
+// state (kNone: none). Depends on the cabling alone (RouteMemo::cable).
+std::vector<uint32_t> cable_map(const Fabric& fabric, const SwitchGraph& graph);
+
 // The route itself (route_unicast.cpp): route_unicast without `prior` and
 // `memo`; an incremental one (reroute.cpp) with them. With `prior`, falls
 // back to a full route when the change is beyond what it can take (stats

@@ -576,6 +576,19 @@ void Engine::reuse_deferred(Lid lid, uint32_t t, uint32_t slot) {
   defer(d);
 }
 
+std::vector<uint32_t> cable_map(const Fabric& fabric, const SwitchGraph& graph) {
+  const uint32_t n = graph.num_switches();
+  std::vector<uint32_t> cable(static_cast<size_t>(n) * 256, kNone);
+  for (uint32_t s = 0; s < n; ++s) {
+    const Node& node = fabric.node(graph.node(s));
+    for (uint32_t p = 1; p <= node.num_ports; ++p) {
+      const NodeId far = fabric.remote_node(PortId(node.first_port.value() + p));
+      if (far.valid() && fabric.is_switch(far)) cable[static_cast<size_t>(s) * 256 + p] = graph.switch_index(far);
+    }
+  }
+  return cable;
+}
+
 bool Engine::take_prior_loads(const std::vector<const Engine*>& lanes) {
   const uint32_t n = g_.num_switches();
   const RouteMemo& memo = *prior_->memo;

@@ -161,6 +161,9 @@ struct RouteMemo {
   // route undoes them first, so that it starts from the tables phases A and
   // B left, and makes them again at the end as a full route would.
   std::vector<TableMove> moves;
+  // Per switch x 256 ports: the switch at the far end of the cable, in any
+  // state (kNone: none); cable_map().
+  std::vector<uint32_t> cable;
   // What the switch turns saw and filled.
   unicast::TurnsMemo turns;
   unicast::EngineStatics statics;
@@ -191,8 +194,9 @@ struct Prior {
   std::vector<ChangedLink> changed;
   bool had_drains = false;  // any link drained in the route before
   // Per switch x 256 ports: the switch at the far end of the cable, in any
-  // state (kNone: none), to walk old columns over links now down.
-  std::vector<uint32_t> cable;
+  // state (kNone: none), to walk old columns over links now down
+  // (RouteMemo::cable).
+  const uint32_t* cable = nullptr;
 };
 
 }  // namespace unicast

@@ -100,15 +100,11 @@ Result<TrackedRouting> reroute_unicast(const Fabric& before, const RoutingOption
     stats.full_reason = "the route before is not of this fabric";
     return tracked(after, after_options, nullptr, std::move(stats));
   }
-  // Cables as cabled, any state, by switch and port.
-  prior.cable.assign(static_cast<size_t>(n) * 256, unicast::kNone);
-  for (uint32_t s = 0; s < n; ++s) {
-    const Node& node = after.node(graph.node(s));
-    for (uint32_t p = 1; p <= node.num_ports; ++p) {
-      const NodeId far = after.remote_node(PortId(node.first_port.value() + p));
-      if (far.valid() && after.is_switch(far)) prior.cable[static_cast<size_t>(s) * 256 + p] = graph.switch_index(far);
-    }
-  }
+  // Cables as cabled, any state, by switch and port: the memo's (the same
+  // cables: beyond_links), or worked out now for a memo without them.
+  std::vector<uint32_t> cable;
+  if (routed.memo->cable.size() != static_cast<size_t>(n) * 256) cable = unicast::cable_map(after, graph);
+  prior.cable = cable.empty() ? routed.memo->cable.data() : cable.data();
   for (size_t i = 0; i < after.num_links(); ++i) {
     const Link &a = before.links()[i], &b = after.links()[i];
     if (a.state == b.state && drained(before_options, i) == drained(after_options, i)) continue;

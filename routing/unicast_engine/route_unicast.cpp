@@ -60,6 +60,10 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
   // updated in place: same switches and ranking, so the same layout; the
   // engines keep what they overwrite and still need.
   const bool memo_in_place = prior != nullptr && memo == prior->memo;
+  if (memo_in_place && memo->cable.data() != prior->cable) {  // a memo from before it kept them
+    memo->cable.assign(prior->cable, prior->cable + static_cast<size_t>(graph.num_switches()) * 256);
+    prior->cable = memo->cable.data();
+  }
   if (memo != nullptr && !memo_in_place) {
     const uint32_t n = graph.num_switches();
     memo->switches = n;
@@ -74,6 +78,8 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
     // An incremental route keeps the fills of the columns it keeps, and the
     // columns.
     memo->turns = prior != nullptr ? prior->memo->turns : unicast::TurnsMemo{};
+    memo->cable = prior != nullptr ? std::vector<uint32_t>(prior->cable, prior->cable + static_cast<size_t>(n) * 256)
+                                   : cable_map(fabric, graph);
     if (options.flow_balance) {
       const size_t size = static_cast<size_t>(n) * (fabric.max_lid().value + 1u);
       if (prior != nullptr) {
@@ -136,7 +142,7 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
     ordered.memo = prior->memo;
     ordered.changed = prior->changed;
     ordered.had_drains = prior->had_drains;
-    ordered.cable = std::move(prior->cable);  // 1 MB at 16k CAs: not copied
+    ordered.cable = prior->cable;
     ordered.tables = &out.tables;
     for (ChangedLink& c : ordered.changed) {
       if (ranking.rank[c.lower] > ranking.rank[c.upper]) {
