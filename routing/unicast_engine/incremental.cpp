@@ -597,16 +597,20 @@ bool Engine::take_prior_loads(const std::vector<const Engine*>& lanes) {
   for (const Engine* lane : lanes) {
     if (!lane->old_load_.empty()) old.push_back(lane->old_load_.data());
   }
+  auto left = [&](size_t i) {
+    uint64_t k = memo.phase_a_load[i];
+    for (const uint64_t* o : old) k -= o[i];
+    return k;
+  };
   for (uint32_t s = 0; s < n; ++s) {
-    for (uint32_t p = 0; p < 256; ++p) {
-      const size_t i = static_cast<size_t>(s) * 256 + p;
-      uint64_t k = memo.phase_a_load[i];
-      for (const uint64_t* o : old) k -= o[i];
-      if (k == 0) continue;
-      const uint32_t e = port_entry_[static_cast<size_t>(s) * 256 + p];
-      if (e == kNone) return false;  // flows left on a link now gone
-      load_[e] += k;
-    }
+    for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) load_[e] += left(static_cast<size_t>(s) * 256 + port(e));
+  }
+  // The ports that lost their link: the route before's loads there are
+  // all old flows, or a column that used the link was not re-walked.
+  for (const ChangedLink& c : prior_->changed) {
+    if (c.up_now) continue;
+    if (left(static_cast<size_t>(c.lower) * 256 + c.lower_port) != 0) return false;
+    if (left(static_cast<size_t>(c.upper) * 256 + c.upper_port) != 0) return false;
   }
   return true;
 }
@@ -623,7 +627,17 @@ void Engine::export_slots(RouteMemo& memo) const {
 
 void Engine::export_memo() {
   const uint32_t n = g_.num_switches();
-  memo_->phase_a_load.assign(static_cast<size_t>(n) * 256, 0);
+  // Every port without a live link has none: an incremental route in place
+  // has only the ports of the links that went down to empty.
+  if (prior_ == nullptr || memo_->phase_a_load.size() != static_cast<size_t>(n) * 256) {
+    memo_->phase_a_load.assign(static_cast<size_t>(n) * 256, 0);
+  } else {
+    for (const ChangedLink& c : prior_->changed) {
+      if (c.up_now) continue;
+      memo_->phase_a_load[static_cast<size_t>(c.lower) * 256 + c.lower_port] = 0;
+      memo_->phase_a_load[static_cast<size_t>(c.upper) * 256 + c.upper_port] = 0;
+    }
+  }
   for (uint32_t e = 0; e < ent_.size(); ++e) {
     memo_->phase_a_load[static_cast<size_t>(owner(e)) * 256 + port(e)] = load_[e];
   }
