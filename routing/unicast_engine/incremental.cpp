@@ -128,7 +128,17 @@ bool Engine::modes_kept(uint32_t t) const {
       if (!is_down(su.mode) && vv != kInf && (vu == kInf || vv + 1 < vu)) return false;
       continue;
     }
-    if (is_down(su.mode) && is_down(sv.mode) && vu + 1 == vv) return false;
+    if (is_down(su.mode) && is_down(sv.mode) && vu + 1 == vv) {
+      // Another way down from v as near, still usable (a parallel cable,
+      // say): v's pure down distance stays, and so does every other.
+      bool other = false;
+      for (uint32_t i = down_begin_[c.upper]; i < down_begin_[c.upper + 1] && !other; ++i) {
+        const Entry& x = down_rec_[i];
+        const SwitchState sx = unpack(m[x.remote]);
+        other = !x.drained && sx.mode == Mode::kDown && sx.val + 1u == vv;
+      }
+      if (!other) return false;
+    }
     if (su.mode == Mode::kUp && vv != kInf && vv + 1 == vu) {
       bool other = false;  // another parent as near, still usable
       for (uint32_t i = up_begin_[c.lower]; i < up_begin_[c.lower + 1] && !other; ++i) {
