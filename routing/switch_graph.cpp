@@ -1,5 +1,7 @@
 #include "routing/switch_graph.h"
 
+#include <algorithm>
+
 namespace railyard::routing {
 
 bool link_usable(const Fabric& f, std::span<const uint8_t> excluded, LinkId l) {
@@ -59,6 +61,107 @@ SwitchGraph::SwitchGraph(const Fabric& fabric, std::span<const uint8_t> excluded
       const Node& nd = fabric.node(switches_[i]);
       PortId pid(nd.first_port.value() + port_[e]);
       rev_[e] = entry_of_port[fabric.port(pid).remote.value()];
+    }
+  }
+}
+
+SwitchGraph::SwitchGraph(const SwitchGraph& like, const Fabric& fabric, std::span<const LinkId> changed)
+    : fabric_(&fabric), switches_(fabric.switches()), sw_of_node_(like.sw_of_node_), ca_count_(like.ca_count_) {
+  const uint32_t n = static_cast<uint32_t>(switches_.size());
+  // Per switch, the ports whose entry goes (their link no longer usable) or
+  // comes (usable now, not in like).
+  std::vector<std::pair<uint32_t, uint8_t>> gone, come;  // (switch, port)
+  std::vector<int32_t> delta(n, 0);
+  auto in_like = [&](uint32_t s, uint8_t p) {
+    for (uint32_t e = like.begin(s); e < like.end(s); ++e) {
+      if (like.port(e) == p) return true;
+    }
+    return false;
+  };
+  for (LinkId l : changed) {
+    const Link& link = fabric.link(l);
+    for (PortId end : {link.a, link.b}) {
+      const Port& port = fabric.port(end);
+      const uint32_t s = sw_of_node_[port.node.value()];
+      const NodeId far = fabric.port(port.remote).node;
+      if (s == kNone || !fabric.is_switch(far) || far == port.node) continue;
+      const uint8_t p = static_cast<uint8_t>(port.num.value);
+      const bool usable = link_usable(fabric, {}, l), had = in_like(s, p);
+      if (usable == had) continue;
+      (usable ? come : gone).emplace_back(s, p);
+      delta[s] += usable ? 1 : -1;
+    }
+  }
+  std::sort(gone.begin(), gone.end());
+  std::sort(come.begin(), come.end());
+  begin_.assign(n + 1, 0);
+  for (uint32_t s = 0; s < n; ++s) begin_[s + 1] = begin_[s] + (like.end(s) - like.begin(s)) + delta[s];
+  const uint32_t m = begin_[n];
+  remote_.resize(m);
+  port_.resize(m);
+  link_.resize(m);
+  rev_.assign(m, kNone);
+  std::vector<uint32_t> moved(like.num_entries(), kNone);  // like's entry -> this graph's
+  std::vector<uint32_t> origin(m, kNone);                  // and back
+  size_t gi = 0, ci = 0;
+  for (uint32_t s = 0; s < n; ++s) {
+    uint32_t e = begin_[s];
+    const bool touched = (gi < gone.size() && gone[gi].first == s) || (ci < come.size() && come[ci].first == s);
+    if (!touched) {  // the same entries, shifted
+      for (uint32_t o = like.begin(s); o < like.end(s); ++o, ++e) {
+        remote_[e] = like.remote_[o];
+        port_[e] = like.port_[o];
+        link_[e] = like.link_[o];
+        moved[o] = e;
+        origin[e] = o;
+      }
+      continue;
+    }
+    // Merged in port order: like's entries but those gone, and those come.
+    const Node& nd = fabric.node(switches_[s]);
+    uint32_t o = like.begin(s);
+    for (uint32_t p = 1; p <= nd.num_ports; ++p) {
+      if (gi < gone.size() && gone[gi] == std::pair<uint32_t, uint8_t>{s, static_cast<uint8_t>(p)}) {
+        ++gi;
+        ++o;  // like's entry of this port
+        continue;
+      }
+      if (ci < come.size() && come[ci] == std::pair<uint32_t, uint8_t>{s, static_cast<uint8_t>(p)}) {
+        ++ci;
+        const Port& port = fabric.port(PortId(nd.first_port.value() + p));
+        remote_[e] = sw_of_node_[fabric.port(port.remote).node.value()];
+        port_[e] = static_cast<uint8_t>(p);
+        link_[e] = port.link;
+        ++e;
+        continue;
+      }
+      if (o < like.end(s) && like.port_[o] == p) {
+        remote_[e] = like.remote_[o];
+        port_[e] = like.port_[o];
+        link_[e] = like.link_[o];
+        moved[o] = e;
+        origin[e++] = o;
+        ++o;
+      }
+    }
+  }
+  // The same cable seen from the far end: like's, moved; for an entry that
+  // came, found among the far switch's own few.
+  for (uint32_t s = 0; s < n; ++s) {
+    for (uint32_t e = begin_[s]; e < begin_[s + 1]; ++e) {
+      if (rev_[e] != kNone) continue;
+      const uint32_t o = origin[e];
+      if (o != kNone) {  // (its far end's entry stays too: the same cable)
+        rev_[e] = moved[like.rev_[o]];
+        continue;
+      }
+      for (uint32_t f = begin_[remote_[e]]; f < begin_[remote_[e] + 1]; ++f) {
+        if (link_[f] == link_[e] && f != e) {
+          rev_[e] = f;
+          rev_[f] = e;
+          break;
+        }
+      }
     }
   }
 }

@@ -164,6 +164,10 @@ struct RouteMemo {
   // Per switch x 256 ports: the switch at the far end of the cable, in any
   // state (kNone: none); cable_map().
   std::vector<uint32_t> cable;
+  // The route's switch graph, for the next reroute to derive its own from
+  // (SwitchGraph(like, ...)); the fabric it was built from may be gone: only
+  // its arrays are read.
+  std::shared_ptr<const SwitchGraph> graph;
   // What the switch turns saw and filled.
   unicast::TurnsMemo turns;
   unicast::EngineStatics statics;

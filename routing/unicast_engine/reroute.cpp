@@ -3,6 +3,7 @@
 // runs the route with the memo (incremental.cpp has the engine's side).
 #include "routing/reroute.h"
 
+#include <memory>
 #include <string>
 
 #include "routing/switch_graph.h"
@@ -17,13 +18,16 @@ using unicast::ChangedLink;
 using unicast::Prior;
 
 // `reuse`: the memo to write (the prior's, in place), else a new one.
-// `graph`: the fabric's, if the caller built it.
+// `graph`: the fabric's, if the caller built it; the memo keeps it, for
+// the next reroute to derive its own from.
 Result<TrackedRouting> tracked(const Fabric& fabric, const RoutingOptions& options, Prior* prior,
                                RerouteStats stats, std::shared_ptr<RouteMemo> reuse = nullptr,
-                               const SwitchGraph* graph = nullptr) {
+                               std::shared_ptr<const SwitchGraph> graph = nullptr) {
   auto memo = reuse != nullptr ? std::move(reuse) : std::make_shared<RouteMemo>();
-  auto routed = unicast::route_lanes(fabric, options, prior, memo.get(), &stats, graph);
+  if (graph == nullptr) graph = std::make_shared<const SwitchGraph>(fabric);
+  auto routed = unicast::route_lanes(fabric, options, prior, memo.get(), &stats, graph.get());
   if (!routed.ok()) return routed.error();
+  memo->graph = std::move(graph);
   TrackedRouting out;
   out.result = std::move(routed).value();
   std::vector<uint8_t> leaf(fabric.num_nodes(), 0);  // switches with a CA cabled
@@ -90,7 +94,22 @@ Result<TrackedRouting> reroute_unicast(const Fabric& before, const RoutingOption
   RerouteStats stats;
   stats.full_reason = routed.memo == nullptr ? "no memo" : beyond_links(before, before_options, after, after_options);
   if (!stats.full_reason.empty()) return tracked(after, after_options, nullptr, std::move(stats));
-  const SwitchGraph graph(after);
+  // The switch links whose state changed (the graph's entries) or whose
+  // drain did (the route's): the graph is the memo's, those entries taken
+  // out or put in.
+  std::vector<size_t> changed;
+  std::vector<LinkId> changed_state;
+  for (size_t i = 0; i < after.num_links(); ++i) {
+    const Link &a = before.links()[i], &b = after.links()[i];
+    if (a.state == b.state && drained(before_options, i) == drained(after_options, i)) continue;
+    if (!after.is_switch(after.port(b.a).node) || !after.is_switch(after.port(b.b).node)) continue;
+    changed.push_back(i);
+    if (a.state != b.state) changed_state.push_back(LinkId(static_cast<uint32_t>(i)));
+  }
+  const auto shared_graph = routed.memo->graph != nullptr
+                                ? std::make_shared<const SwitchGraph>(*routed.memo->graph, after, changed_state)
+                                : std::make_shared<const SwitchGraph>(after);
+  const SwitchGraph& graph = *shared_graph;
   Prior prior;
   prior.memo = routed.memo.get();
   prior.tables = &routed.result.tables;
@@ -105,11 +124,9 @@ Result<TrackedRouting> reroute_unicast(const Fabric& before, const RoutingOption
   std::vector<uint32_t> cable;
   if (routed.memo->cable.size() != static_cast<size_t>(n) * 256) cable = unicast::cable_map(after, graph);
   prior.cable = cable.empty() ? routed.memo->cable.data() : cable.data();
-  for (size_t i = 0; i < after.num_links(); ++i) {
+  for (size_t i : changed) {
     const Link &a = before.links()[i], &b = after.links()[i];
-    if (a.state == b.state && drained(before_options, i) == drained(after_options, i)) continue;
     const Port &pa = after.port(b.a), &pb = after.port(b.b);
-    if (!after.is_switch(pa.node) || !after.is_switch(pb.node)) continue;
     ChangedLink c;
     c.lower = graph.switch_index(pa.node);
     c.upper = graph.switch_index(pb.node);
@@ -129,7 +146,7 @@ Result<TrackedRouting> reroute_unicast(const Fabric& before, const RoutingOption
   std::shared_ptr<RouteMemo> in_place;
   if (routed.memo.use_count() == 1) in_place = std::const_pointer_cast<RouteMemo>(routed.memo);
   stats.memo_in_place = in_place != nullptr;
-  return tracked(after, after_options, &prior, std::move(stats), std::move(in_place), &graph);
+  return tracked(after, after_options, &prior, std::move(stats), std::move(in_place), shared_graph);
 }
 
 }  // namespace railyard::routing
