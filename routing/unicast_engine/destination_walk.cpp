@@ -182,14 +182,39 @@ void Engine::begin_column(Lid lid) {
 // leaf copies rewrite columns in place), so no LID is in the batch twice.
 void Engine::flush() {
   const uint32_t n = g_.num_switches();
-  const size_t total = batch_lids_.size();
-  if (flows_ && memo_ != nullptr) {  // the columns, as they are, for the next reroute's old flows
-    for (size_t b = 0; b < total; ++b) {
-      std::memcpy(memo_->columns.data() + static_cast<size_t>(batch_lids_[b].value) * n, column_at(b), n);
+  // The memo keeps every column as it is, for the next reroute. An
+  // incremental route's CA columns are in the memo already, as the tables
+  // have them (RouteMemo::columns): only the entries that differ are
+  // written, into both; a re-walked or patched column differs in few.
+  const bool sparse = flows_ && prior_ != nullptr && memo_ != nullptr;
+  if (sparse && ca_lid_.size() != tables_.num_lids()) {
+    ca_lid_.assign(tables_.num_lids(), 0);
+    for (PortId p : ca_ports_) {
+      const Port& port = fabric_.port(p);
+      for (uint32_t k = 0; k < (1u << port.lmc) && port.lid.value + k < ca_lid_.size(); ++k) ca_lid_[port.lid.value + k] = 1;
     }
   }
-  flush_order_.resize(total);
-  for (size_t b = 0; b < total; ++b) flush_order_[b] = static_cast<uint32_t>(b);
+  flush_order_.clear();
+  for (size_t b = 0; b < batch_lids_.size(); ++b) {
+    const Lid lid = batch_lids_[b];
+    uint8_t* copy = flows_ && memo_ != nullptr ? memo_->columns.data() + static_cast<size_t>(lid.value) * n : nullptr;
+    const uint8_t* column = column_at(b);
+    if (sparse && ca_lid_[lid.value]) {
+      for (uint32_t s0 = 0; s0 < n; s0 += 8) {
+        const uint32_t s1 = std::min(n, s0 + 8);
+        if (s1 == s0 + 8 && std::memcmp(column + s0, copy + s0, 8) == 0) continue;
+        for (uint32_t s = s0; s < s1; ++s) {
+          if (column[s] == copy[s]) continue;
+          copy[s] = column[s];
+          tables_.set(s, lid, column[s]);
+        }
+      }
+      continue;
+    }
+    if (copy != nullptr) std::memcpy(copy, column, n);
+    flush_order_.push_back(static_cast<uint32_t>(b));
+  }
+  const size_t total = flush_order_.size();
   std::stable_sort(flush_order_.begin(), flush_order_.end(),
                    [&](uint32_t a, uint32_t b) { return batch_lids_[a] < batch_lids_[b]; });
   std::array<uint32_t, kChunk> single;     // columns of the chunk in no run of 16 consecutive LIDs

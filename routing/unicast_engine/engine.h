@@ -303,6 +303,7 @@ class Engine {
   uint8_t* column_at(size_t b) { return chunks_[b / kChunk].get() + (b % kChunk) * g_.num_switches(); }
   std::vector<Lid> batch_lids_;
   std::vector<uint32_t> flush_order_;  // flush's scratch: the batch's columns by LID
+  std::vector<uint8_t> ca_lid_;        // flush's: per LID, a CA's
   uint8_t* column_ = nullptr;
   std::vector<uint32_t> cursor_;
 
