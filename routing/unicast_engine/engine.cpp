@@ -26,10 +26,13 @@ Engine::Engine(const Fabric& fabric, const RoutingOptions& options, const Switch
     if (recycled->chunk_bytes != kChunk * n) recycled->chunks.clear();
     swap_buffers(*recycled);
     // Storage only: every array is set again below and where it is used;
-    // phase B's mode snapshots are refilled from the front (defer).
-    ent_.clear(); up_rec_.clear(); down_rec_.clear(); cnt_.clear(); cnt2_.clear(); sec_.clear();
+    // phase B's mode snapshots are refilled from the front (defer). But the
+    // counters of the chains (balanced by flows), the old flows and the
+    // extra slots, which give_back() leaves all zero, as they are large and
+    // a route touches few of them.
+    ent_.clear(); up_rec_.clear(); down_rec_.clear();
     up_entries_.clear(); down_entries_.clear(); up_slot_entry_.clear(); port_entry_.clear();
-    load_.clear(); old_load_.clear(); extras_.clear(); slot_cables_.clear();
+    load_.clear(); slot_cables_.clear();
   }
   // One record per entry, so the hot loops touch one array, not five.
   ent_.resize(m);
@@ -46,9 +49,11 @@ Engine::Engine(const Fabric& fabric, const RoutingOptions& options, const Switch
     }
   }
   drained_links_ = options.drained;
-  cnt_.assign(m, 0);
-  cnt2_.assign(m, 0);
-  sec_.assign(m, 0);
+  if (!options.flow_balance || cnt_.size() != m || cnt2_.size() != m || sec_.size() != m) {
+    cnt_.assign(m, 0);
+    cnt2_.assign(m, 0);
+    sec_.assign(m, 0);
+  }
   cand_stamp_.assign(n, 0);
   cand_first_.assign(n, 0);
   cand_count_.assign(n, 0);
@@ -115,9 +120,21 @@ void Engine::swap_buffers(EngineBuffers& b) {
 
 void Engine::give_back(EngineBuffers& out) {
   const size_t n = g_.num_switches();
-  // A full route never subtracts old flows; the reroute that follows it
-  // does, at once: their arrays are mapped now, off its path.
-  if (old_load_.capacity() < n * 256) old_load_.assign(n * 256, 0);
+  // All zero again (the constructor takes them so): the counters of the
+  // chains (balanced by flows, clear_counters() left them so; else counted
+  // over every destination), the old flows and the extra slots. A full
+  // route never subtracts old flows; the reroute that follows it does, at
+  // once: their array is mapped now, off its path.
+  if (!flows_) {
+    cnt_.clear();
+    cnt2_.clear();
+    sec_.clear();
+  }
+  for (const size_t i : old_touched_) old_load_[i] = 0;
+  old_touched_.clear();
+  if (old_load_.size() != n * 256) old_load_.assign(n * 256, 0);
+  for (const size_t i : extras_touched_) extras_[i] = 0;
+  extras_touched_.clear();
   // Enough chunks for a reroute's columns; a full route's batch (every
   // column) is not worth keeping whole.
   constexpr size_t kKeepChunks = 64;
@@ -152,8 +169,9 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
   std::vector<Lid> ca_lids;        // the current target's CA LIDs, in order
   std::vector<size_t> ca_columns;  // their batch columns (kSkipped: not re-walked)
   constexpr size_t kSkipped = SIZE_MAX;
-  // The old flows of the columns re-walked or patched, by switch port.
-  if (prior_ != nullptr) old_load_.assign(static_cast<size_t>(n) * 256, 0);
+  // The old flows of the columns re-walked or patched, by switch port (all
+  // zero when given back).
+  if (prior_ != nullptr && old_load_.size() != static_cast<size_t>(n) * 256) old_load_.assign(static_cast<size_t>(n) * 256, 0);
   for (size_t li = begin; li < end; li += step) {
     uint32_t t = leaves[li];
     // An incremental route takes the modes from the memo when the change
@@ -315,6 +333,7 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
     }
     finish_columns(first_col);
   }
+  if (flows_) clear_counters();  // all zero again, for give_back()
 }
 
 void Engine::export_statics(EngineStatics& out) const {

@@ -415,7 +415,13 @@ class Engine {
     return a != kNone && b != kNone && ring_id_[a] == ring_id_[b];
   }
   std::vector<uint64_t> extras_;
+  std::vector<size_t> extras_touched_;  // extras_ made nonzero (give_back empties them)
   uint64_t& extra(uint32_t a, uint32_t b) { return extras_[static_cast<size_t>(a) * num_leaves_ + b]; }
+  void mark_extra(uint32_t a, uint32_t b, uint32_t slot) {
+    uint64_t& x = extra(a, b);
+    if (x == 0) extras_touched_.push_back(static_cast<size_t>(a) * num_leaves_ + b);
+    x |= uint64_t{1} << (slot % 64);
+  }
   std::vector<std::pair<uint8_t*, const uint8_t*>> leaf_copies_;  // (leaf LID column, CA column it copies)
 
   // Incremental reroute (incremental.cpp).
@@ -432,6 +438,11 @@ class Engine {
   // (2: patch_leaf, 3: patch_down, 4: patch_spine).
   std::vector<uint8_t> dirty_;
   std::vector<uint64_t> old_load_;     // per switch x 256 ports: phase A loads of the re-walked columns before
+  std::vector<size_t> old_touched_;    // old_load_ made nonzero (give_back empties them)
+  void add_old(size_t i, uint64_t f) {
+    if (old_load_[i] == 0) old_touched_.push_back(i);
+    old_load_[i] += f;
+  }
   std::vector<std::pair<Lid, uint32_t>> old_columns_to_subtract_;  // the re-walked CA columns and their targets
   std::vector<uint32_t> by_distance_;    // switches, farthest from the target first (sort_by_distance)
   std::vector<uint32_t> distance_count_;  // and their counting sort

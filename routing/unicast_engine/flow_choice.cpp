@@ -137,7 +137,7 @@ uint32_t Engine::choose_up(uint32_t x, uint32_t f) {
   }
   auto is_free = [&](uint32_t e) { return e == nom || !(taken >> (up_slot(x, e) % 64) & 1); };
   auto record = [&](uint32_t e) {
-    if (a != kNone && b != kNone && e != nom) extra(a, b) |= uint64_t{1} << (up_slot(x, e) % 64);
+    if (a != kNone && b != kNone && e != nom) mark_extra(a, b, up_slot(x, e));
     return e;
   };
   // Above the leaves, the flows of one ring (the pass that routes them

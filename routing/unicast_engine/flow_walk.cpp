@@ -104,7 +104,10 @@ void Engine::setup_flows(const RoutingOptions& options) {
     i = j;
     rings_ = ring + 1;
   }
-  extras_.assign(static_cast<size_t>(num_leaves_) * num_leaves_, 0);
+  // All zero when given back (give_back).
+  if (extras_.size() != static_cast<size_t>(num_leaves_) * num_leaves_) {
+    extras_.assign(static_cast<size_t>(num_leaves_) * num_leaves_, 0);
+  }
   // Ranked from the CAs no link joins two switches of one rank, so any
   // order by rank is top-down: by GUID within a rank, the flows are taken
   // in an order that does not depend on the fabric's node order.

@@ -237,7 +237,7 @@ void Engine::relieve_hot_links(std::vector<TableMove>& moves) {
         for (uint32_t e : old_path) note(e);
         for (uint32_t e : new_path) note(e);
         if (leaf_id_[best_x] != kNone && leaf_id_[t] != kNone && ent_[best_c].up) {
-          extra(leaf_id_[best_x], leaf_id_[t]) |= uint64_t{1} << (up_slot(best_x, best_c) % 64);
+          mark_extra(leaf_id_[best_x], leaf_id_[t], up_slot(best_x, best_c));
         }
         moves.push_back(TableMove{best_x, lid.value, tables_.get(best_x, lid)});
         tables_.set(best_x, lid, port(best_c));

@@ -396,7 +396,7 @@ void Engine::subtract_path(const uint8_t* old, uint32_t x, uint32_t t) {
   for (uint32_t y = x, hops = 0; y != t && hops < kInf; ++hops) {
     const uint8_t p = old[y];
     if (p == ForwardingTables::kNoPath || p == 0) break;
-    old_load_[static_cast<size_t>(y) * 256 + p] += f;
+    add_old(static_cast<size_t>(y) * 256 + p, f);
     y = prior_->cable[static_cast<size_t>(y) * 256 + p];
     if (y == kNone) break;
   }
@@ -562,7 +562,7 @@ void Engine::subtract_column(uint32_t t, const uint8_t* column, size_t stride) {
     carried_[y] = 0;
     const uint8_t p = column[static_cast<size_t>(y) * stride];
     if (p == ForwardingTables::kNoPath || p == 0) continue;
-    old_load_[static_cast<size_t>(y) * 256 + p] += f;
+    add_old(static_cast<size_t>(y) * 256 + p, f);
     const uint32_t next = prior_->cable[static_cast<size_t>(y) * 256 + p];
     if (next == kNone || next == t) continue;
     // Never seen; the route is then done in full (route_lanes).
