@@ -169,7 +169,7 @@ class Engine {
   void load_modes(uint32_t t);
   void list_modes(uint32_t t);
   bool mark_dirty(uint32_t t);
-  void chain_digits(uint32_t t, uint32_t slot);
+  void chain_digits(uint32_t t, uint32_t slot, uint32_t top);
   void subtract_old_columns();
   void sort_by_distance(uint32_t t);
   void subtract_column(uint32_t t, const uint8_t* column, size_t stride);

@@ -236,11 +236,12 @@ void Engine::list_modes(uint32_t t) {
   }
 }
 
-// The digits of the destination's chain (set_digits without the planes).
-void Engine::chain_digits(uint32_t t, uint32_t slot) {
+// The digits of the destination's chain (set_digits without the planes),
+// up to rank `top` (those above it are left 0).
+void Engine::chain_digits(uint32_t t, uint32_t slot, uint32_t top) {
   std::fill(chain_digit_.begin(), chain_digit_.end(), 0);
   chain_digit_[rk_.rank[t]] = slot + leaf_offset_[t];
-  for (uint32_t x = t;;) {
+  for (uint32_t x = t; rk_.rank[x] < top;) {
     const uint32_t k = slots_up_[rk_.rank[x]];
     if (k == 0) break;
     const uint32_t want = chain_digit_[rk_.rank[x]] % k;
@@ -287,6 +288,8 @@ bool Engine::mark_dirty(uint32_t t) {
   // the link keeps every entry but, perhaps, that switch's (patch_down).
   // More: every column is walked again.
   const bool one_down = !all && downs == 1;
+  uint32_t top = 0;  // the highest rank whose chain digit mark_dirty reads
+  for (uint32_t ci : up_changed_) top = std::max(top, rk_.rank[prior_->changed[ci].lower]);
   all = all || downs > 1;
   bool any = false;
   for (uint32_t i = ca_begin_[t]; i < ca_begin_[t + 1]; ++i) {
@@ -301,7 +304,7 @@ bool Engine::mark_dirty(uint32_t t) {
         const uint8_t* phase_a = memo.deferred[lid.value] ? memo.deferred_columns.data() +
                                                                   static_cast<size_t>(memo.deferred_at[lid.value]) * n
                                                             : nullptr;
-        chain_digits(t, (leaf_port - base_down_[rk_.rank[t]]) * (1u << p.lmc) + k);
+        chain_digits(t, (leaf_port - base_down_[rk_.rank[t]]) * (1u << p.lmc) + k, top);
         uint32_t reasons = 0, leaf = kNone;
         for (uint32_t ci : up_changed_) {
           const ChangedLink& c = prior_->changed[ci];
