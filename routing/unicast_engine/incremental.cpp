@@ -605,21 +605,24 @@ std::vector<uint32_t> cable_map(const Fabric& fabric, const SwitchGraph& graph) 
 bool Engine::take_prior_loads(const std::vector<const Engine*>& lanes) {
   const uint32_t n = g_.num_switches();
   const RouteMemo& memo = *prior_->memo;
-  // Loads before, less the re-walked columns' (every lane's), per port.
-  std::vector<const uint64_t*> old;
-  for (const Engine* lane : lanes) {
-    if (!lane->old_load_.empty()) old.push_back(lane->old_load_.data());
-  }
-  auto left = [&](size_t i) {
-    uint64_t k = memo.phase_a_load[i];
-    for (const uint64_t* o : old) k -= o[i];
-    return k;
-  };
+  // Loads before, per live entry, less the re-walked columns' (every
+  // lane's, where they touched).
   for (uint32_t s = 0; s < n; ++s) {
-    for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) load_[e] += left(static_cast<size_t>(s) * 256 + port(e));
+    for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) load_[e] += memo.phase_a_load[static_cast<size_t>(s) * 256 + port(e)];
+  }
+  for (const Engine* lane : lanes) {
+    for (const size_t i : lane->old_touched_) {
+      const uint32_t e = port_entry_[i];
+      if (e != kNone) load_[e] -= lane->old_load_[i];
+    }
   }
   // The ports that lost their link: the route before's loads there are
   // all old flows, or a column that used the link was not re-walked.
+  auto left = [&](size_t i) {
+    uint64_t k = memo.phase_a_load[i];
+    for (const Engine* lane : lanes) k -= lane->old_load_.empty() ? 0 : lane->old_load_[i];
+    return k;
+  };
   for (const ChangedLink& c : prior_->changed) {
     if (c.up_now) continue;
     if (left(static_cast<size_t>(c.lower) * 256 + c.lower_port) != 0) return false;
