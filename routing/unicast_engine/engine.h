@@ -12,6 +12,9 @@
 //                          and the destination-major table batch
 //   substitute_spines.cpp  trees whose leaves miss one uplink: a plane per
 //                          (source leaf, destination) instead of chains
+//   incremental.cpp        an incremental route: which columns a change
+//                          touches, the old flows, the memo
+//   column_patches.cpp     an incremental route: columns patched, not walked
 //   hot_links.cpp          after the lanes: single choices moved off the
 //                          busiest links
 //   switch_turns.cpp       after the lanes: switch LIDs up*/down* cannot
@@ -123,7 +126,6 @@ class Engine {
 
  private:
   // engine.cpp
-  const EngineStatics* statics_ = nullptr;
   void build_ca_lists();
   void compute_slots();
   NodeId first_other_ca(PortId not_this) const;
@@ -276,6 +278,7 @@ class Engine {
   const SubstituteSpines& substitutes_;
   ForwardingTables& tables_;
   RoutingReport& report_;
+  const EngineStatics* statics_ = nullptr;  // the memo's, when they hold (the constructor)
 
   bool has_drains_ = false;
   std::vector<uint8_t> drained_links_;

@@ -1,0 +1,190 @@
+// Incremental reroute: the columns a change touches that are patched, not
+// walked again (mark_dirty says which may be: dirty_ 2 to 4; run() falls
+// back to a walk when a patch says no). Each patch gives the column phase
+// A would walk to, from the route before's (RouteMemo::columns), and the
+// loads' change; tests/routing/reroute_test.cpp holds them against full
+// routes.
+#include <algorithm>
+#include <cstring>
+
+#include "routing/unicast_engine/engine.h"
+
+namespace railyard::routing::unicast {
+
+namespace {
+
+bool is_up_mode(Mode m) { return m == Mode::kUp || m == Mode::kUpDrain; }
+
+}  // namespace
+
+// A dirty column (mark_dirty: dirty_ 2) whose only change is that leaf u
+// (patch_leaf_) lost the up link its nominal path took, in a column phase B
+// did not finish. Phase A would walk it again to the same column but for
+// u: the switches above the leaves take the same entries (the change is
+// below them), every other leaf the same slot toward the same whole path,
+// and u, whose nominal path is broken, waits for phase B with its CAs'
+// flows. That is, unless a parent of u has a broken nominal path too
+// (route_leaves: it would wait as well, fed by u): then false, and the
+// column is walked. Else the column is the old one (RouteMemo::columns)
+// with u waiting, and the loads lose u's flows along its old path.
+bool Engine::patch_leaf(Lid lid, uint32_t t, uint32_t slot) {
+  const uint32_t n = g_.num_switches();
+  const uint32_t u = patch_at_[lid.value];
+  ++stamp_;
+  lid_ = lid;
+  set_digits(t, slot);
+  const uint32_t k0 = slots_up_[0];
+  uint32_t e = k0 == 0 ? kNone : up_slot_entry_[static_cast<size_t>(u) * slot_stride_ + digit_[0] % k0];
+  if (e != kNone && !cand_ok(u, e)) e = kNone;
+  if (e != kNone && nominal_whole(remote(e))) return false;  // u still routes (not seen: mark_dirty's conditions)
+  for (uint32_t i = up_begin_[u]; i < up_begin_[u + 1]; ++i) {
+    const uint32_t y = up_rec_[i].remote;
+    if (is_up_mode(st_[y].mode) && !nominal_whole(y)) return false;
+  }
+  const uint8_t* old = prior_->memo->columns.data() + static_cast<size_t>(lid.value) * n;
+  begin_column(lid);
+  std::memcpy(column_, old, n);
+  column_[u] = ForwardingTables::kNoPath;
+  ++report_.lids_routed;
+  subtract_path(old, u, t);
+  Deferred d{column_, lid, t, slot, static_cast<uint32_t>(broken_.size())};
+  defer_or_route(u);  // u has CAs: it waits
+  defer(d);
+  return true;
+}
+
+// Into old_load_: the flows of leaf x's CAs along the old column `old`.
+void Engine::subtract_path(const uint8_t* old, uint32_t x, uint32_t t) {
+  const uint32_t f = ca_begin_[x + 1] - ca_begin_[x];
+  for (uint32_t y = x, hops = 0; y != t && hops < kInf; ++hops) {
+    const uint8_t p = old[y];
+    if (p == ForwardingTables::kNoPath || p == 0) break;
+    add_old(static_cast<size_t>(y) * 256 + p, f);
+    y = prior_->cable[static_cast<size_t>(y) * 256 + p];
+    if (y == kNone) break;
+  }
+}
+
+// A dirty column (mark_dirty: dirty_ 4) whose only change is that switch u,
+// just above the leaves (patch_at_), lost the up link its nominal path
+// took, in a column phase B did not finish. Phase A would walk it again to
+// the same column but for u and the leaves below it: u's nominal path is
+// broken, so it takes its first candidate (prepare_template), and the
+// leaves whose nominal way up is u wait for phase B; then u waits too (they
+// feed it). That is, unless a switch they or u may feed has a broken
+// nominal path too (it would wait as well): then 0, and the column is
+// walked. Only those leaves sent flows through u (a switch going up
+// carries the flows of the switches below it that climb to it), so:
+//  - no leaf waits: the column is kept, with u's entry, if it moved,
+//    written into the tables and the memo's column (`entry`, as
+//    patch_down): 1;
+//  - else the old column with those leaves and u waiting, in the batch,
+//    and the loads lose the leaves' flows along their old paths: 2.
+int Engine::patch_spine(Lid lid, uint32_t t, uint32_t slot, std::pair<uint32_t, uint8_t>& entry) {
+  const uint32_t n = g_.num_switches();
+  const uint32_t u = patch_at_[lid.value];
+  entry = {kNone, 0};
+  ++stamp_;
+  lid_ = lid;
+  set_digits(t, slot);
+  const uint32_t e = nominal_up(u);
+  if (e != kNone && nominal_whole(u)) return 0;  // u still routes (not seen: mark_dirty's conditions)
+  auto [cf, count] = candidates(u);
+  const uint8_t now = e != kNone ? port(e) : count > 0 ? port(cand_[cf]) : ForwardingTables::kNoPath;
+  // The leaves whose nominal way up is u, by the order phase A takes them
+  // (tier 1, by GUID).
+  waiting_.clear();
+  const uint32_t k0 = slots_up_[0];
+  for (uint32_t i = down_begin_[u]; i < down_begin_[u + 1] && k0 != 0; ++i) {
+    const uint32_t x = down_rec_[i].remote;
+    const uint32_t ex = up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + digit_[0] % k0];
+    if (rk_.rank[x] != 0 || ex != down_rec_[i].rev || !cand_ok(x, ex)) continue;
+    if (ca_begin_[x] == ca_begin_[x + 1] || !is_tier1(st_[x].mode)) return 0;
+    waiting_.push_back(x);
+  }
+  uint8_t* old = memo_->columns.data() + static_cast<size_t>(lid.value) * n;
+  if (waiting_.empty()) {
+    if (now == old[u]) return 1;
+    if (now == ForwardingTables::kNoPath || old[u] == ForwardingTables::kNoPath) return 0;
+    old[u] = now;  // the memo's own (in place or a copy), read by this lane only
+    tables_.set(u, lid, now);
+    entry = {u, now};
+    return 1;
+  }
+  auto waits_too = [&](uint32_t y) { return y != u && is_up_mode(st_[y].mode) && !nominal_whole(y); };
+  for (uint32_t x : waiting_) {
+    for (uint32_t i = up_begin_[x]; i < up_begin_[x + 1]; ++i) {
+      if (waits_too(up_rec_[i].remote)) return 0;
+    }
+  }
+  for (uint32_t i = up_begin_[u]; i < up_begin_[u + 1]; ++i) {
+    if (waits_too(up_rec_[i].remote)) return 0;
+  }
+  std::sort(waiting_.begin(), waiting_.end(), [&](uint32_t a, uint32_t b) { return guid_rank_[a] < guid_rank_[b]; });
+  begin_column(lid);
+  std::memcpy(column_, old, n);
+  ++report_.lids_routed;
+  Deferred d{column_, lid, t, slot, static_cast<uint32_t>(broken_.size())};
+  for (uint32_t x : waiting_) {
+    column_[x] = ForwardingTables::kNoPath;
+    subtract_path(old, x, t);
+    defer_or_route(x);  // it has CAs: it waits
+  }
+  column_[u] = ForwardingTables::kNoPath;
+  defer_or_route(u);  // fed by them: it waits
+  defer(d);
+  return 2;
+}
+
+// A dirty column (mark_dirty: dirty_ 3) whose only possible change is that
+// one changed link (down_link_, lower switch u, upper v) may be a down
+// candidate of v toward t, in a column phase B did not finish. Only v's
+// candidates moved. If neither the chain nor a plane of the destination
+// looks at the link (set_digits' watch: then they are the route before's,
+// and so are every digit and every switch with a nominal way down), every
+// switch but v takes the entry it had, and so does v if it has a nominal
+// way down; else v picks among its candidates by the digit (down_pick),
+// and carries no flow of phase A (the nominal paths go down only through
+// switches with a nominal way down), so the loads stay. The column is
+// then kept, with v's entry, if it moved, written into the tables and the
+// memo's column (`entry`: v and its port, else kNone); else false, and the
+// column is walked.
+bool Engine::patch_down(Lid lid, uint32_t t, uint32_t slot, std::pair<uint32_t, uint8_t>& entry) {
+  const uint32_t n = g_.num_switches();
+  const ChangedLink& c = prior_->changed[down_link_];
+  entry = {kNone, 0};
+  ++stamp_;
+  lid_ = lid;
+  watch_lower_ = c.lower;
+  watch_slot_ = c.lower_port - base_up_[rk_.rank[c.lower]];
+  watch_hit_ = false;
+  set_digits(t, slot);
+  watch_lower_ = kNone;
+  if (watch_hit_) return false;
+  const uint32_t v = c.upper;
+  if (nominal_down(v) != kNone) return true;
+  auto [cf, count] = candidates(v);
+  uint8_t* old = memo_->columns.data() + static_cast<size_t>(lid.value) * n;
+  if (count == 0 || old[v] == ForwardingTables::kNoPath) return false;
+  const uint8_t now = port(cand_[cf + (digit_[rk_.rank[v]] + seq_[v]) % count]);
+  if (now == old[v]) return true;
+  old[v] = now;  // the memo's own (in place or a copy), read by this lane only
+  tables_.set(v, lid, now);
+  entry = {v, now};
+  return true;
+}
+
+// Whether the nominal path of x (an up-mode switch) is whole: mark_nominal's
+// valid_, from x up (set_digits first).
+bool Engine::nominal_whole(uint32_t x) const {
+  for (uint32_t hops = 0; hops < kInf; ++hops) {
+    const uint32_t e = nominal_up(x);
+    if (e == kNone) return false;
+    const uint32_t r = remote(e);
+    if (is_down(st_[r].mode)) return nominal_down(r) != kNone;
+    x = r;
+  }
+  return false;
+}
+
+}  // namespace railyard::routing::unicast
