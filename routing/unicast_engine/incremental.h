@@ -8,6 +8,7 @@
 #include <deque>
 #include <memory>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "routing/lft.h"
@@ -164,6 +165,8 @@ struct RouteMemo {
   // Per switch x 256 ports: the switch at the far end of the cable, in any
   // state (kNone: none); cable_map().
   std::vector<uint32_t> cable;
+  // Leaves with CAs and CA LIDs (RerouteStats::targets, columns).
+  std::pair<uint32_t, uint32_t> ca_count{0, 0};
   // The route's switch graph, for the next reroute to derive its own from
   // (SwitchGraph(like, ...)); the fabric it was built from may be gone: only
   // its arrays are read.

@@ -30,6 +30,15 @@ Result<TrackedRouting> tracked(const Fabric& fabric, const RoutingOptions& optio
   memo->graph = std::move(graph);
   TrackedRouting out;
   out.result = std::move(routed).value();
+  // The leaves and the CA LIDs: counted once per memo (the CAs and their
+  // cables are the same in every reroute of it).
+  if (memo->ca_count.first != 0 || memo->ca_count.second != 0) {
+    stats.targets = memo->ca_count.first;
+    stats.columns = memo->ca_count.second;
+    out.memo = std::move(memo);
+    out.stats = std::move(stats);
+    return out;
+  }
   std::vector<uint8_t> leaf(fabric.num_nodes(), 0);  // switches with a CA cabled
   for (NodeId ca : fabric.cas()) {
     const Node& node = fabric.node(ca);
@@ -45,6 +54,7 @@ Result<TrackedRouting> tracked(const Fabric& fabric, const RoutingOptions& optio
       }
     }
   }
+  memo->ca_count = {stats.targets, stats.columns};
   out.memo = std::move(memo);
   out.stats = std::move(stats);
   return out;

@@ -455,15 +455,21 @@ void expect_few_columns_after_one_link(bool drain) {
       EXPECT_LT(stats.targets_prepared * 4, stats.targets) << one.name << (drain ? " drained" : " down");
       // Every spine of this fabric has two cables to each core above it:
       // with one of them gone, no distance toward any leaf moves.
-      if (tier == Tier::kSpineCore) EXPECT_EQ(stats.targets_prepared, 0u) << one.name;
+      if (tier == Tier::kSpineCore) {
+        EXPECT_EQ(stats.targets_prepared, 0u) << one.name;
+      }
       // A leaf that loses an up link: most columns are the old ones with the
       // leaf waiting for phase B (Engine::patch_leaf), not walked again.
-      if (tier == Tier::kLeafSpine) EXPECT_GT(stats.columns_patched * 4, stats.columns_recomputed * 3) << one.name;
+      if (tier == Tier::kLeafSpine) {
+        EXPECT_GT(stats.columns_patched * 4, stats.columns_recomputed * 3) << one.name;
+      }
       // A spine-core link: toward the spine's pod, a column whose digits do
       // not take the link keeps every entry but the core's (patch_down);
       // toward the others, one that takes it has the spine's leaves wait,
       // or only the spine's entry move (patch_spine).
-      if (tier == Tier::kSpineCore) EXPECT_GT(stats.columns_patched * 4, stats.columns_recomputed * 3) << one.name;
+      if (tier == Tier::kSpineCore) {
+        EXPECT_GT(stats.columns_patched * 4, stats.columns_recomputed * 3) << one.name;
+      }
     }
   }
 }
