@@ -11,12 +11,6 @@
 
 namespace railyard::routing::unicast {
 
-namespace {
-
-bool is_up_mode(Mode m) { return m == Mode::kUp || m == Mode::kUpDrain; }
-
-}  // namespace
-
 // A dirty column (mark_dirty: dirty_ 2) whose only change is that leaf u
 // (patch_leaf_) lost the up link its nominal path took, in a column phase B
 // did not finish. Phase A would walk it again to the same column but for

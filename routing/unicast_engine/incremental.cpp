@@ -40,12 +40,6 @@
 
 namespace railyard::routing::unicast {
 
-namespace {
-
-bool is_up_mode(Mode m) { return m == Mode::kUp || m == Mode::kUpDrain; }
-
-}  // namespace
-
 void Engine::save_modes(uint32_t t) {
   const uint32_t n = g_.num_switches();
   const uint32_t at = memo_->modes_at[t];

@@ -33,6 +33,7 @@ enum class Mode : uint8_t {
 };
 
 inline bool is_down(Mode m) { return m == Mode::kDown || m == Mode::kDownDrain; }
+inline bool is_up_mode(Mode m) { return m == Mode::kUp || m == Mode::kUpDrain; }
 inline bool is_tier1(Mode m) { return m == Mode::kDown || m == Mode::kUp; }
 
 // Per switch, toward the current target.
