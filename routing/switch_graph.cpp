@@ -65,8 +65,12 @@ SwitchGraph::SwitchGraph(const Fabric& fabric, std::span<const uint8_t> excluded
   }
 }
 
-SwitchGraph::SwitchGraph(const SwitchGraph& like, const Fabric& fabric, std::span<const LinkId> changed)
-    : fabric_(&fabric), switches_(fabric.switches()), sw_of_node_(like.sw_of_node_), ca_count_(like.ca_count_) {
+void SwitchGraph::derive(const SwitchGraph& like, const Fabric& fabric, std::span<const LinkId> changed) {
+  fabric_ = &fabric;
+  excluded_ = {};
+  switches_ = fabric.switches();
+  sw_of_node_.assign(like.sw_of_node_.begin(), like.sw_of_node_.end());
+  ca_count_.assign(like.ca_count_.begin(), like.ca_count_.end());
   const uint32_t n = static_cast<uint32_t>(switches_.size());
   // Per switch, the ports whose entry goes (their link no longer usable) or
   // comes (usable now, not in like).
@@ -101,8 +105,10 @@ SwitchGraph::SwitchGraph(const SwitchGraph& like, const Fabric& fabric, std::spa
   port_.resize(m);
   link_.resize(m);
   rev_.assign(m, kNone);
-  std::vector<uint32_t> moved(like.num_entries(), kNone);  // like's entry -> this graph's
-  std::vector<uint32_t> origin(m, kNone);                  // and back
+  std::vector<uint32_t>& moved = moved_;    // like's entry -> this graph's
+  std::vector<uint32_t>& origin = origin_;  // and back
+  moved.assign(like.num_entries(), kNone);
+  origin.assign(m, kNone);
   size_t gi = 0, ci = 0;
   for (uint32_t s = 0; s < n; ++s) {
     uint32_t e = begin_[s];

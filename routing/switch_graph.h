@@ -33,7 +33,12 @@ class SwitchGraph {
   // the entries of those links taken out or put in, O(entries) copies
   // instead of a walk of every port. Reads only like's arrays (the fabric
   // like was built from may be gone).
-  SwitchGraph(const SwitchGraph& like, const Fabric& fabric, std::span<const LinkId> changed);
+  SwitchGraph(const SwitchGraph& like, const Fabric& fabric, std::span<const LinkId> changed) {
+    derive(like, fabric, changed);
+  }
+  // The same into this graph, in the storage it has (no fresh pages when it
+  // is as large: a reroute alternates two graphs). `like` must be another.
+  void derive(const SwitchGraph& like, const Fabric& fabric, std::span<const LinkId> changed);
 
   uint32_t num_switches() const { return static_cast<uint32_t>(begin_.size() - 1); }
   uint32_t num_entries() const { return static_cast<uint32_t>(remote_.size()); }
@@ -55,7 +60,7 @@ class SwitchGraph {
   uint32_t num_cas(uint32_t sw) const { return ca_count_[sw]; }
 
  private:
-  const Fabric* fabric_;
+  const Fabric* fabric_ = nullptr;
   std::span<const uint8_t> excluded_;
   std::span<const NodeId> switches_;
   std::vector<uint32_t> sw_of_node_;
@@ -65,6 +70,7 @@ class SwitchGraph {
   std::vector<uint32_t> rev_;
   std::vector<LinkId> link_;
   std::vector<uint32_t> ca_count_;
+  std::vector<uint32_t> moved_, origin_;  // derive's scratch
 };
 
 // The graph entry of every (switch, port) at [switch * 256 + port], kNone for

@@ -114,7 +114,7 @@ void Engine::swap_buffers(EngineBuffers& b) {
   up_entries_.swap(b.up_entries); down_entries_.swap(b.down_entries);
   up_slot_entry_.swap(b.up_slot_entry); port_entry_.swap(b.port_entry);
   load_.swap(b.load); old_load_.swap(b.old_load);
-  extras_.swap(b.extras); slot_cables_.swap(b.slot_cables);
+  extras_.swap(b.extras); ring_extra_.swap(b.ring_extra); slot_cables_.swap(b.slot_cables);
   modes_.swap(b.modes); chunks_.swap(b.chunks);
 }
 

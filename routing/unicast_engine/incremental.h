@@ -74,7 +74,7 @@ struct EngineBuffers {
   std::vector<Entry> ent, up_rec, down_rec;
   std::vector<uint32_t> cnt, cnt2, sec, up_entries, down_entries, up_slot_entry, port_entry;
   std::vector<uint64_t> load, old_load;
-  std::vector<uint64_t> extras;
+  std::vector<uint64_t> extras, ring_extra;
   std::vector<std::tuple<uint32_t, uint8_t, bool>> slot_cables;
   std::deque<std::vector<SwitchState>> modes;     // phase B's snapshots of the modes, per target
   std::vector<std::unique_ptr<uint8_t[]>> chunks;  // column batch chunks
@@ -172,6 +172,7 @@ struct RouteMemo {
   // (SwitchGraph(like, ...)); the fabric it was built from may be gone: only
   // its arrays are read.
   std::shared_ptr<const SwitchGraph> graph;
+  std::shared_ptr<SwitchGraph> spare_graph;  // the one before, as storage
   // What the switch turns saw and filled.
   unicast::TurnsMemo turns;
   unicast::EngineStatics statics;

@@ -27,7 +27,11 @@ Result<TrackedRouting> tracked(const Fabric& fabric, const RoutingOptions& optio
   if (graph == nullptr) graph = std::make_shared<const SwitchGraph>(fabric);
   auto routed = unicast::route_lanes(fabric, options, prior, memo.get(), &stats, graph.get());
   if (!routed.ok()) return routed.error();
+  // The graph before, if nothing else holds it, is the next reroute's
+  // storage for its graph (SwitchGraph::derive).
+  std::shared_ptr<const SwitchGraph> before = std::move(memo->graph);
   memo->graph = std::move(graph);
+  if (before != nullptr && before.use_count() == 1) memo->spare_graph = std::const_pointer_cast<SwitchGraph>(before);
   TrackedRouting out;
   out.result = std::move(routed).value();
   // The leaves and the CA LIDs: counted once per memo (the CAs and their
@@ -116,9 +120,21 @@ Result<TrackedRouting> reroute_unicast(const Fabric& before, const RoutingOption
     changed.push_back(i);
     if (a.state != b.state) changed_state.push_back(LinkId(static_cast<uint32_t>(i)));
   }
-  const auto shared_graph = routed.memo->graph != nullptr
-                                ? std::make_shared<const SwitchGraph>(*routed.memo->graph, after, changed_state)
-                                : std::make_shared<const SwitchGraph>(after);
+  std::shared_ptr<SwitchGraph> derived;
+  if (routed.memo->graph != nullptr) {
+    // A memo the caller gave up (written in place below) lends the graph
+    // of two routes ago as storage.
+    auto* own = routed.memo.use_count() == 1 ? const_cast<RouteMemo*>(routed.memo.get()) : nullptr;
+    if (own != nullptr && own->spare_graph != nullptr && own->spare_graph.use_count() == 1) {
+      derived = std::move(own->spare_graph);
+      derived->derive(*routed.memo->graph, after, changed_state);
+    } else {
+      derived = std::make_shared<SwitchGraph>(*routed.memo->graph, after, changed_state);
+    }
+  } else {
+    derived = std::make_shared<SwitchGraph>(after);
+  }
+  const std::shared_ptr<const SwitchGraph> shared_graph = derived;
   const SwitchGraph& graph = *shared_graph;
   Prior prior;
   prior.memo = routed.memo.get();

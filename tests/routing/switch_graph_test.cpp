@@ -47,6 +47,7 @@ TEST(SwitchGraph, DerivedFromTheGraphBeforeEqualsOneBuiltAfresh) {
     ASSERT_FALSE(switch_links.empty());
     std::mt19937_64 rng(7);
     SwitchGraph before(fabric);
+    SwitchGraph spare(fabric);  // derived into in place every other step
     int steps = 0, changed_entries = 0;
     for (int step = 0; step < 12; ++step) {
       // One to five links flip, some of them on one switch.
@@ -64,14 +65,16 @@ TEST(SwitchGraph, DerivedFromTheGraphBeforeEqualsOneBuiltAfresh) {
       ASSERT_TRUE(built.ok());
       Fabric after = std::move(built).value();
       const SwitchGraph fresh(after);
-      const SwitchGraph derived(before, after, changed);
+      SwitchGraph derived = step % 2 == 0 ? SwitchGraph(before, after, changed) : std::move(spare);
+      if (step % 2 == 1) derived.derive(before, after, changed);
       expect_same_graph(derived, fresh,
                         std::to_string(spec.levels) + "L " + std::to_string(spec.servers) + " servers radix " +
                             std::to_string(spec.radix) + " step " + std::to_string(step));
       changed_entries += std::abs(static_cast<int>(fresh.num_entries()) - static_cast<int>(before.num_entries()));
       ++steps;
       fabric = std::move(after);
-      before = derived;  // the next step derives from a derived graph
+      spare = std::move(before);
+      before = std::move(derived);  // the next step derives from a derived graph
     }
     EXPECT_EQ(steps, 12);
     EXPECT_GT(changed_entries, 0);
