@@ -32,6 +32,9 @@ Result<TrackedRouting> tracked(const Fabric& fabric, const RoutingOptions& optio
   std::shared_ptr<const SwitchGraph> before = std::move(memo->graph);
   memo->graph = std::move(graph);
   if (before != nullptr && before.use_count() == 1) memo->spare_graph = std::const_pointer_cast<SwitchGraph>(before);
+  // A full route maps that storage now, off the path of the reroute that
+  // follows it (a graph derived with nothing changed: its scratch too).
+  if (memo->spare_graph == nullptr) memo->spare_graph = std::make_shared<SwitchGraph>(*memo->graph, fabric, std::span<const LinkId>{});
   TrackedRouting out;
   out.result = std::move(routed).value();
   // The leaves and the CA LIDs: counted once per memo (the CAs and their
