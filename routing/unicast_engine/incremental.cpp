@@ -8,7 +8,9 @@
 //  - the modes toward its leaf differ from the memo's: every column of the
 //    leaf (a distance or a mode moved, so may any choice);
 //  - a changed link may be a down candidate toward the leaf (the leaf hangs
-//    below it: its chain and cones may move): every column;
+//    below it: its chain and cones may move): every column (one such link
+//    alone: each column is patched, column_patches.cpp, where its digits
+//    do not look at the link);
 //  - a changed link (lower switch u, port pu) may be an up candidate of u
 //    toward the leaf: the columns where u's entry is not its nominal up port
 //    (a fallback, a deferred switch, or none), and those whose nominal up
@@ -22,8 +24,10 @@
 // nominal ports, then down the destination's chain (which a changed link
 // below u would have made a down candidate): so a switch whose nominal port
 // is not pu keeps its entry and its path's wholeness, and a column where u
-// takes its nominal port, not pu, is the same. tests/routing/reroute_test.cpp
-// holds this against full routes.
+// takes its nominal port, not pu, is the same; where u is a leaf or a
+// switch just above the leaves losing that port, the column is patched
+// (column_patches.cpp). tests/routing/reroute_test.cpp holds this against
+// full routes.
 //
 // Phase A reads no load, so the loads it leaves are a sum over columns: the
 // re-walked columns' old contributions (their flows along their old phase A
