@@ -147,25 +147,68 @@ bool Engine::patch_down(Lid lid, uint32_t t, uint32_t slot, std::pair<uint32_t, 
   const uint32_t n = g_.num_switches();
   const ChangedLink& c = prior_->changed[down_link_];
   entry = {kNone, 0};
-  ++stamp_;
   lid_ = lid;
+  // set_digits' chain (its digits, and whether it looks at the link), then
+  // its planes, which depend only on the digits above the leaf: the same
+  // for most columns of a target, so walked once for them (planes_down).
   watch_lower_ = c.lower;
   watch_slot_ = c.lower_port - base_up_[rk_.rank[c.lower]];
   watch_hit_ = false;
-  set_digits(t, slot);
+  chain_digits(t, slot, UINT32_MAX);
+  if (!watch_hit_) planes_down(t);
   watch_lower_ = kNone;
-  if (watch_hit_) return false;
+  if (watch_hit_ || planes_hit_) return false;
   const uint32_t v = c.upper;
-  if (nominal_down(v) != kNone) return true;
+  if (planes_reach_ == v) return true;  // v has a nominal way down (nominal_down): its entry stays
   auto [cf, count] = candidates(v);
   uint8_t* old = memo_->columns.data() + static_cast<size_t>(lid.value) * n;
   if (count == 0 || old[v] == ForwardingTables::kNoPath) return false;
-  const uint8_t now = port(cand_[cf + (digit_[rk_.rank[v]] + seq_[v]) % count]);
+  const uint8_t now = port(cand_[cf + (chain_digit_[rk_.rank[v]] + seq_[v]) % count]);
   if (now == old[v]) return true;
   old[v] = now;  // the memo's own (in place or a copy), read by this lane only
   tables_.set(v, lid, now);
   entry = {v, now};
   return true;
+}
+
+// The planes of set_digits for patch_down, from the chain's digits
+// (chain_digits): every switch they stamp, walked without the chain's
+// stamps (the plane through the chain's first slot follows the chain while
+// it is exact, and the chain's scan at a switch covers the plane's look at
+// its slot there), so the same for every column of target t whose digit
+// slots above t are the same: kept until they differ. Sets planes_hit_
+// (a plane looks at watch_lower_'s slot watch_slot_) and planes_reach_
+// (the changed link's upper switch, if a plane stamps it; else kNone).
+void Engine::planes_down(uint32_t t) {
+  const uint32_t r0 = rk_.rank[t];
+  plane_slots_now_.assign(slots_up_.size(), 0);
+  for (size_t r = r0 + 1; r < slots_up_.size(); ++r) {
+    plane_slots_now_[r] = slots_up_[r] == 0 ? 0 : chain_digit_[r] % slots_up_[r];
+  }
+  if (planes_for_ == target_stamp_ && planes_t_ == t && plane_slots_now_ == plane_slots_) return;
+  planes_for_ = target_stamp_;
+  planes_t_ = t;
+  plane_slots_ = plane_slots_now_;
+  const uint32_t v = prior_->changed[down_link_].upper;
+  planes_hit_ = false;
+  planes_reach_ = kNone;
+  if (plane_mark_.size() != g_.num_switches()) plane_mark_.assign(g_.num_switches(), 0);
+  ++plane_epoch_;
+  const uint32_t k0 = slots_up_[r0];
+  for (uint32_t i = 0; i < k0; ++i) {
+    uint32_t e = up_slot_entry_[static_cast<size_t>(t) * slot_stride_ + i];
+    planes_hit_ = planes_hit_ || (t == watch_lower_ && i == watch_slot_);
+    while (e != kNone && cand_ok(remote(e), rev(e))) {
+      const uint32_t p = remote(e);
+      if (plane_mark_[p] == plane_epoch_) break;  // a plane already done
+      plane_mark_[p] = plane_epoch_;
+      if (p == v) planes_reach_ = v;
+      const uint32_t k = slots_up_[rk_.rank[p]];
+      if (k == 0) break;
+      e = up_slot_entry_[static_cast<size_t>(p) * slot_stride_ + plane_slots_[rk_.rank[p]]];
+      planes_hit_ = planes_hit_ || (p == watch_lower_ && plane_slots_[rk_.rank[p]] == watch_slot_);
+    }
+  }
 }
 
 // Whether the nominal path of x (an up-mode switch) is whole: mark_nominal's

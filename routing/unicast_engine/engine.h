@@ -182,6 +182,12 @@ class Engine {
   void subtract_path(const uint8_t* old, uint32_t x, uint32_t t);
   std::vector<uint32_t> waiting_;  // patch_spine's leaves
   bool patch_down(Lid lid, uint32_t t, uint32_t slot, std::pair<uint32_t, uint8_t>& entry);
+  void planes_down(uint32_t t);
+  // planes_down's result and what it was walked for.
+  uint32_t planes_for_ = 0, planes_t_ = kNone, planes_reach_ = kNone;
+  bool planes_hit_ = false;
+  std::vector<uint32_t> plane_slots_, plane_slots_now_, plane_mark_;
+  uint32_t plane_epoch_ = 0;
   uint32_t down_link_ = kNone;
   // run(): the target's CA columns (by index) whose entry patch_down wrote.
   std::vector<std::pair<size_t, std::pair<uint32_t, uint8_t>>> kept_entries_;  // mark_dirty: the one changed link below a switch going down toward t

@@ -245,6 +245,7 @@ void Engine::chain_digits(uint32_t t, uint32_t slot, uint32_t top) {
     const uint32_t want = chain_digit_[rk_.rank[x]] % k;
     uint32_t e = kNone;
     for (uint32_t i = 0; i < k && e == kNone; ++i) {
+      watch_hit_ = watch_hit_ || (x == watch_lower_ && (want + i) % k == watch_slot_);  // as set_digits
       const uint32_t c = up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + (want + i) % k];
       if (c != kNone && cand_ok(state(remote(c)), state(x), ent_[rev(c)])) e = c;
     }
