@@ -70,6 +70,7 @@ Engine::Engine(const Fabric& fabric, const RoutingOptions& options, const Switch
   if (statics_ != nullptr) {
     ca_begin_ = statics_->ca_begin;
     ca_ports_ = statics_->ca_ports;
+    ca_info_ = statics_->ca_info;
     detached_ = statics_->detached;
     total_ca_ports_ = statics_->total_ca_ports;
     all_tier1_ = count_reach([](uint32_t) { return Mode::kDown; });
@@ -191,7 +192,7 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
     if (memo_ != nullptr) save_modes(t);
     bool listed = !modes_from_memo_;  // the down and up lists, for a walk (not for a patch)
     uint32_t ca_lid_count = 0;
-    for (uint32_t i = ca_begin_[t]; i < ca_begin_[t + 1]; ++i) ca_lid_count += 1u << fabric_.port(ca_ports_[i]).lmc;
+    for (uint32_t i = ca_begin_[t]; i < ca_begin_[t + 1]; ++i) ca_lid_count += 1u << ca_info_[i].lmc;
     const Port& p0 = fabric_.port(fabric_.node(g_.node(t)).first_port);
     const uint32_t own_lids = p0.lid.valid() ? 1u << p0.lmc : 0;
     reserve_columns(ca_lid_count + own_lids);
@@ -200,8 +201,8 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
     ca_columns.clear();
     kept_entries_.clear();
     for (uint32_t i = ca_begin_[t]; i < ca_begin_[t + 1]; ++i) {
-      const Port& p = fabric_.port(ca_ports_[i]);
-      uint8_t leaf_port = g_.attach_port(ca_ports_[i]);
+      const CaPort& p = ca_info_[i];
+      const uint8_t leaf_port = p.leaf_port;
       bool last_hop_drained = !drained_links_.empty() && drained_links_[p.link.value()];
       for (uint32_t k = 0; k < (1u << p.lmc); ++k) {
         Lid lid{static_cast<uint16_t>(p.lid.value + k)};
@@ -340,6 +341,7 @@ void Engine::export_statics(EngineStatics& out) const {
   out.valid = true;
   out.ca_begin = ca_begin_;
   out.ca_ports = ca_ports_;
+  out.ca_info = ca_info_;
   out.detached = detached_;
   out.total_ca_ports = total_ca_ports_;
   out.base_up = base_up_;
@@ -380,6 +382,12 @@ void Engine::build_ca_lists() {
     ca_ports_.push_back(pid);
   }
   for (uint32_t s = 0; s < n; ++s) ca_begin_[s + 1] += ca_begin_[s];
+  ca_info_.clear();
+  ca_info_.reserve(ca_ports_.size());
+  for (PortId pid : ca_ports_) {
+    const Port& port = fabric_.port(pid);
+    ca_info_.push_back({port.lid, port.lmc, g_.attach_port(pid), port.link});
+  }
   all_tier1_ = count_reach([](uint32_t) { return Mode::kDown; });
   report_.ca_ports = total_ca_ports_;
 }

@@ -466,6 +466,7 @@ class Engine {
   // CA ports by switch.
   std::vector<uint32_t> ca_begin_;
   std::vector<PortId> ca_ports_;
+  std::vector<CaPort> ca_info_;  // as ca_ports_
   std::vector<PortId> detached_;
   uint32_t total_ca_ports_ = 0;
 };

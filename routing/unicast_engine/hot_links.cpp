@@ -77,7 +77,7 @@ void Engine::relieve_hot_links(std::vector<TableMove>& moves) {
   std::vector<uint32_t> lid_target(tables_.num_lids(), kNone);
   for (uint32_t s = 0; s < n; ++s) {
     for (uint32_t i = ca_begin_[s]; i < ca_begin_[s + 1]; ++i) {
-      const Port& p = fabric_.port(ca_ports_[i]);
+      const CaPort& p = ca_info_[i];
       for (uint32_t k = 0; k < (1u << p.lmc); ++k) {
         const uint32_t lid = p.lid.value + k;
         if (lid > 0 && lid < lid_target.size()) lid_target[lid] = s;

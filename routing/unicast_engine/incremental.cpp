@@ -174,7 +174,7 @@ bool Engine::begin_lazy(uint32_t t) {
   const uint32_t at = memo.modes_at[t];
   if (at == RouteMemo::kNoModes || memo.reach[at] != RouteMemo::kAllTier1) return false;
   for (uint32_t i = ca_begin_[t]; i < ca_begin_[t + 1]; ++i) {
-    const Port& p = fabric_.port(ca_ports_[i]);
+    const CaPort& p = ca_info_[i];
     if (!drained_links_.empty() && drained_links_[p.link.value()]) return false;
     for (uint32_t k = 0; k < (1u << p.lmc); ++k) {
       const uint32_t lid = p.lid.value + k;
@@ -292,8 +292,8 @@ bool Engine::mark_dirty(uint32_t t) {
   all = all || downs > 1;
   bool any = false;
   for (uint32_t i = ca_begin_[t]; i < ca_begin_[t + 1]; ++i) {
-    const Port& p = fabric_.port(ca_ports_[i]);
-    const uint8_t leaf_port = g_.attach_port(ca_ports_[i]);
+    const CaPort& p = ca_info_[i];
+    const uint8_t leaf_port = p.leaf_port;
     for (uint32_t k = 0; k < (1u << p.lmc); ++k) {
       const Lid lid{static_cast<uint16_t>(p.lid.value + k)};
       if (!lid.valid()) continue;

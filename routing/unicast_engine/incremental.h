@@ -87,10 +87,21 @@ struct EngineBuffers {
 // The CA ports by switch (build_ca_lists), the nominal slots
 // (compute_slots), the leaves' digit offsets (set_leaf_offsets) and the
 // switches in GUID order.
+// A CA port as the loops over a target's destinations read it: its LIDs,
+// the leaf port it hangs off and its link (one record, not three lookups
+// into the fabric).
+struct CaPort {
+  Lid lid;
+  uint8_t lmc = 0;
+  uint8_t leaf_port = 0;
+  LinkId link;
+};
+
 struct EngineStatics {
   bool valid = false;
   std::vector<uint32_t> ca_begin;
   std::vector<PortId> ca_ports, detached;
+  std::vector<CaPort> ca_info;  // as ca_ports
   uint32_t total_ca_ports = 0;
   std::vector<uint32_t> base_up, base_down, slots_up, leaf_offset, by_guid, guid_rank;
 };
