@@ -43,6 +43,27 @@ struct SwitchState {
   uint8_t clean_only = 0;  // tier 2: skip drained candidates
 };
 
+// An allocator whose resize() leaves new bytes as they are (not zeroed):
+// for arrays every byte of which is written before it is read.
+template <class T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <class U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;  // default-initialized
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
 // SwitchState as the memo keeps it, 4 bytes.
 inline uint32_t pack(SwitchState s) {
   return static_cast<uint32_t>(s.val) | static_cast<uint32_t>(s.mode) << 16 | static_cast<uint32_t>(s.clean_only) << 24;
@@ -166,7 +187,9 @@ struct RouteMemo {
   // old flows of a re-walked column are summed down its column, not
   // gathered from the rows of the tables (a cache miss per switch). Read
   // only at CA LIDs (a switch LID's column there may be out of date).
-  std::vector<uint8_t> columns;
+  // Not zeroed when sized (22.6 MB at 16k CAs): the full route's flush
+  // writes every column.
+  std::vector<uint8_t, unicast::UninitializedAllocator<uint8_t>> columns;
   std::vector<uint32_t> broken_begin;  // per deferred column, and one past the last
   std::vector<uint32_t> broken;
   bool flows = false;
