@@ -12,7 +12,7 @@
 namespace railyard::routing::unicast {
 
 // A dirty column (mark_dirty: dirty_ 2) whose only change is that leaf u
-// (patch_leaf_) lost the up link its nominal path took, in a column phase B
+// (patch_at_) lost the up link its nominal path took, in a column phase B
 // did not finish. Phase A would walk it again to the same column but for
 // u: the switches above the leaves take the same entries (the change is
 // below them), every other leaf the same slot toward the same whole path,
@@ -35,15 +35,42 @@ bool Engine::patch_leaf(Lid lid, uint32_t t, uint32_t slot) {
     const uint32_t y = up_rec_[i].remote;
     if (is_up_mode(st_[y].mode) && !nominal_whole(y)) return false;
   }
-  const uint8_t* old = prior_->memo->columns.data() + static_cast<size_t>(lid.value) * n;
+  const uint32_t leaves[] = {u};
+  defer_old_column(lid, t, slot, prior_->memo->columns.data() + static_cast<size_t>(lid.value) * n, leaves, kNone);
+  return true;
+}
+
+// The old column `old` of `lid`, into the batch, deferred to phase B with
+// `leaves` (by phase A's order) and then `above` (kNone: none) waiting; the
+// leaves' flows along their old paths come out of the loads.
+void Engine::defer_old_column(Lid lid, uint32_t t, uint32_t slot, const uint8_t* old,
+                              std::span<const uint32_t> leaves, uint32_t above) {
   begin_column(lid);
-  std::memcpy(column_, old, n);
-  column_[u] = ForwardingTables::kNoPath;
+  std::memcpy(column_, old, g_.num_switches());
   ++report_.lids_routed;
-  subtract_path(old, u, t);
   Deferred d{column_, lid, t, slot, static_cast<uint32_t>(broken_.size())};
-  defer_or_route(u);  // u has CAs: it waits
+  for (uint32_t x : leaves) {
+    column_[x] = ForwardingTables::kNoPath;
+    subtract_path(old, x, t);
+    defer_or_route(x);  // it has CAs: it waits
+  }
+  if (above != kNone) {
+    column_[above] = ForwardingTables::kNoPath;
+    defer_or_route(above);  // fed by the leaves: it waits
+  }
   defer(d);
+}
+
+// A column kept but for switch s's entry, which is now `now` (the old one
+// in the memo's column `old`): written into the tables and `old`, and into
+// `entry` when it moved. False if either is empty (the switch LIDs' turns
+// read which rows reach a column: a walk then).
+bool Engine::keep_with_entry(Lid lid, uint32_t s, uint8_t now, uint8_t* old, std::pair<uint32_t, uint8_t>& entry) {
+  if (now == old[s]) return true;
+  if (now == ForwardingTables::kNoPath || old[s] == ForwardingTables::kNoPath) return false;
+  old[s] = now;  // the memo's own (in place or a copy), read by this lane only
+  tables_.set(s, lid, now);
+  entry = {s, now};
   return true;
 }
 
@@ -97,14 +124,7 @@ int Engine::patch_spine(Lid lid, uint32_t t, uint32_t slot, std::pair<uint32_t, 
     waiting_.push_back(x);
   }
   uint8_t* old = memo_->columns.data() + static_cast<size_t>(lid.value) * n;
-  if (waiting_.empty()) {
-    if (now == old[u]) return 1;
-    if (now == ForwardingTables::kNoPath || old[u] == ForwardingTables::kNoPath) return 0;
-    old[u] = now;  // the memo's own (in place or a copy), read by this lane only
-    tables_.set(u, lid, now);
-    entry = {u, now};
-    return 1;
-  }
+  if (waiting_.empty()) return keep_with_entry(lid, u, now, old, entry) ? 1 : 0;
   auto waits_too = [&](uint32_t y) { return y != u && is_up_mode(st_[y].mode) && !nominal_whole(y); };
   for (uint32_t x : waiting_) {
     for (uint32_t i = up_begin_[x]; i < up_begin_[x + 1]; ++i) {
@@ -115,18 +135,7 @@ int Engine::patch_spine(Lid lid, uint32_t t, uint32_t slot, std::pair<uint32_t, 
     if (waits_too(up_rec_[i].remote)) return 0;
   }
   std::sort(waiting_.begin(), waiting_.end(), [&](uint32_t a, uint32_t b) { return guid_rank_[a] < guid_rank_[b]; });
-  begin_column(lid);
-  std::memcpy(column_, old, n);
-  ++report_.lids_routed;
-  Deferred d{column_, lid, t, slot, static_cast<uint32_t>(broken_.size())};
-  for (uint32_t x : waiting_) {
-    column_[x] = ForwardingTables::kNoPath;
-    subtract_path(old, x, t);
-    defer_or_route(x);  // it has CAs: it waits
-  }
-  column_[u] = ForwardingTables::kNoPath;
-  defer_or_route(u);  // fed by them: it waits
-  defer(d);
+  defer_old_column(lid, t, slot, old, waiting_, u);
   return 2;
 }
 
@@ -134,14 +143,14 @@ int Engine::patch_spine(Lid lid, uint32_t t, uint32_t slot, std::pair<uint32_t, 
 // one changed link (down_link_, lower switch u, upper v) may be a down
 // candidate of v toward t, in a column phase B did not finish. Only v's
 // candidates moved. If neither the chain nor a plane of the destination
-// looks at the link (set_digits' watch: then they are the route before's,
-// and so are every digit and every switch with a nominal way down), every
-// switch but v takes the entry it had, and so does v if it has a nominal
-// way down; else v picks among its candidates by the digit (down_pick),
-// and carries no flow of phase A (the nominal paths go down only through
-// switches with a nominal way down), so the loads stay. The column is
-// then kept, with v's entry, if it moved, written into the tables and the
-// memo's column (`entry`: v and its port, else kNone); else false, and the
+// looks at the link (the watch of chain_digits and planes_down: then they
+// are the route before's, and so are every digit and every switch with a
+// nominal way down), every switch but v takes the entry it had, and so
+// does v if it has a nominal way down; else v picks among its candidates by
+// the digit (down_pick), and carries no flow of phase A (the nominal paths
+// go down only through switches with a nominal way down), so the loads
+// stay. The column is then kept, with v's entry, if it moved, written into
+// the tables and the memo's column (keep_with_entry); else false, and the
 // column is walked.
 bool Engine::patch_down(Lid lid, uint32_t t, uint32_t slot, std::pair<uint32_t, uint8_t>& entry) {
   const uint32_t n = g_.num_switches();
@@ -162,13 +171,8 @@ bool Engine::patch_down(Lid lid, uint32_t t, uint32_t slot, std::pair<uint32_t, 
   if (planes_reach_ == v) return true;  // v has a nominal way down (nominal_down): its entry stays
   auto [cf, count] = candidates(v);
   uint8_t* old = memo_->columns.data() + static_cast<size_t>(lid.value) * n;
-  if (count == 0 || old[v] == ForwardingTables::kNoPath) return false;
-  const uint8_t now = port(cand_[cf + (chain_digit_[rk_.rank[v]] + seq_[v]) % count]);
-  if (now == old[v]) return true;
-  old[v] = now;  // the memo's own (in place or a copy), read by this lane only
-  tables_.set(v, lid, now);
-  entry = {v, now};
-  return true;
+  if (count == 0) return false;
+  return keep_with_entry(lid, v, port(cand_[cf + (chain_digit_[rk_.rank[v]] + seq_[v]) % count]), old, entry);
 }
 
 // The planes of set_digits for patch_down, from the chain's digits

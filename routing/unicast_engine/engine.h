@@ -180,6 +180,9 @@ class Engine {
   bool patch_leaf(Lid lid, uint32_t t, uint32_t slot);
   int patch_spine(Lid lid, uint32_t t, uint32_t slot, std::pair<uint32_t, uint8_t>& entry);
   void subtract_path(const uint8_t* old, uint32_t x, uint32_t t);
+  void defer_old_column(Lid lid, uint32_t t, uint32_t slot, const uint8_t* old, std::span<const uint32_t> leaves,
+                        uint32_t above);
+  bool keep_with_entry(Lid lid, uint32_t s, uint8_t now, uint8_t* old, std::pair<uint32_t, uint8_t>& entry);
   std::vector<uint32_t> waiting_;  // patch_spine's leaves
   bool patch_down(Lid lid, uint32_t t, uint32_t slot, std::pair<uint32_t, uint8_t>& entry);
   void planes_down(uint32_t t);
