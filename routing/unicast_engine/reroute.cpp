@@ -144,15 +144,14 @@ Result<TrackedRouting> reroute_unicast(const Fabric& before, const RoutingOption
   prior.tables = &routed.result.tables;
   const uint32_t n = graph.num_switches();
   if (routed.memo->switches != n || routed.result.tables.num_switches() != n ||
-      routed.result.tables.num_lids() != after.max_lid().value + 1u) {
+      routed.result.tables.num_lids() != after.max_lid().value + 1u ||
+      routed.memo->cable.size() != static_cast<size_t>(n) * 256) {
     stats.full_reason = "the route before is not of this fabric";
     return tracked(after, after_options, nullptr, std::move(stats));
   }
   // Cables as cabled, any state, by switch and port: the memo's (the same
-  // cables: beyond_links), or worked out now for a memo without them.
-  std::vector<uint32_t> cable;
-  if (routed.memo->cable.size() != static_cast<size_t>(n) * 256) cable = unicast::cable_map(after, graph);
-  prior.cable = cable.empty() ? routed.memo->cable.data() : cable.data();
+  // cables: beyond_links).
+  prior.cable = routed.memo->cable.data();
   for (size_t i : changed) {
     const Link &a = before.links()[i], &b = after.links()[i];
     const Port &pa = after.port(b.a), &pb = after.port(b.b);

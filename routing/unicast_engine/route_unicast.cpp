@@ -60,10 +60,6 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
   // updated in place: same switches and ranking, so the same layout; the
   // engines keep what they overwrite and still need.
   const bool memo_in_place = prior != nullptr && memo == prior->memo;
-  if (memo_in_place && memo->cable.data() != prior->cable) {  // a memo from before it kept them
-    memo->cable.assign(prior->cable, prior->cable + static_cast<size_t>(graph.num_switches()) * 256);
-    prior->cable = memo->cable.data();
-  }
   if (memo != nullptr && !memo_in_place) {
     const uint32_t n = graph.num_switches();
     memo->switches = n;
