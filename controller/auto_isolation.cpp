@@ -183,6 +183,7 @@ void AutoIsolation::carry_out(const IsolationAction& a, double now) {
       }
       {
         std::lock_guard lock(mu_);
+        refresh_view();
         if (!present_.contains(a.link)) {
           deferred_.push_back(a);  // down now, out of the subnet: drained once it is back
           return;
@@ -205,6 +206,15 @@ void AutoIsolation::carry_out(const IsolationAction& a, double now) {
         note(false, "isolation: isolated " + a.link + " (" + a.reason + ": " + a.detail + "), drain " + std::to_string(o.drain->id));
         engine_.isolated(a.link, o.drain->id, now);
       } else {
+        // The link may have left the subnet after the check above (it went
+        // down again while this round ran): then it is drained once back,
+        // as if it had been out already.
+        refresh_view();
+        if (!present_.contains(a.link)) {
+          note(false, "isolation: " + a.link + " left the subnet while being isolated; drained once it is back");
+          deferred_.push_back(a);
+          return;
+        }
         const std::string why = o.failure ? failure_text(*o.failure) : o.message;
         note(true, "isolation: " + a.link + " not isolated: " + why);
         engine_.not_isolated(a.link);

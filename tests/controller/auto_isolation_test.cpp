@@ -70,6 +70,38 @@ class AutoIsolationTest : public ::testing::Test {
     }
   }
 
+  // The plugin's fabric of pass `pass`.
+  void send_fabric(Controller& c, uint64_t pass, routing::Fabric f) {
+    c.on_plugin_line(protocol::encode_event(
+        {pass, unix_now(), protocol::FabricEvent{pass, std::make_shared<const routing::Fabric>(std::move(f))}}));
+  }
+
+  // f without the link on `desc`'s port `port`, as OpenSM's subnet has it
+  // while the link is down (discovery drops it).
+  static routing::Fabric without_link(const routing::Fabric& f, const std::string& desc, uint32_t port) {
+    using namespace routing;
+    const Result<NodeId> node = find_node(f, desc);
+    EXPECT_TRUE(node.ok());
+    const LinkId cut = f.port(f.port_id(*node, PortNum{static_cast<uint8_t>(port)})).link;
+    FabricBuilder b;
+    for (uint32_t i = 0; i < f.num_nodes(); ++i) {
+      const Node& nd = f.node(NodeId(i));
+      b.add_node(nd.type, nd.num_ports, nd.guid, nd.system_guid, f.desc(NodeId(i)), f.name(NodeId(i)));
+      for (uint32_t p = 0; p <= nd.num_ports; ++p) {
+        const Port& pt = f.port(PortId(nd.first_port.value() + p));
+        if (pt.lid.valid() || pt.guid.valid()) EXPECT_TRUE(b.set_port(NodeId(i), pt.num, pt.guid, pt.lid, pt.lmc).ok());
+      }
+    }
+    for (uint32_t l = 0; l < f.num_links(); ++l) {
+      if (LinkId(l) == cut) continue;
+      const Link& link = f.link(LinkId(l));
+      const Port& a = f.port(link.a);
+      const Port& z = f.port(link.b);
+      EXPECT_TRUE(b.connect(a.node, a.num, z.node, z.num, link.width, link.speed, link.state).ok());
+    }
+    return std::move(b.build()).value();
+  }
+
   std::vector<DrainRecord> auto_drains(Controller& c) {
     std::vector<DrainRecord> out;
     for (const DrainRecord& d : c.store().active_drains()) {
@@ -216,6 +248,43 @@ TEST_F(AutoIsolationTest, ErrorBurstsFromThePerfManagerIsolateTheirLinkAboveTheR
   bool burst_recorded = false;
   for (const EventRecord& e : c->store().events_since(0, 1000)) burst_recorded = burst_recorded || e.type == "error_burst";
   EXPECT_TRUE(burst_recorded);
+}
+
+// A round decides to isolate two links; while it drains the first, the
+// second goes down again and OpenSM's next fabric no longer has it (CI saw
+// this: "not isolated: ... is not cabled", and the breaker never tripped).
+// The second is drained once it is back, not dropped.
+TEST_F(AutoIsolationTest, ALinkThatLeavesTheSubnetDuringTheRoundIsDrainedOnceBack) {
+  auto c = live_controller();
+  AutoIsolation iso(*c, config());
+  iso.start_at(unix_now());
+  const routing::Fabric whole = c->view()->fabric;
+  flap(*c, 9, 3, "leaf g000 r0");
+  flap(*c, 9, 3, "leaf g000 r1");
+  bool sent = false;
+  iso.set_log([&](bool, const std::string& text) {
+    if (!sent && text.find("isolation: isolated") != std::string::npos) {
+      sent = true;
+      send_fabric(*c, 2, without_link(whole, "leaf g000 r1", 9));
+    }
+  });
+  const double t = unix_now();
+  iso.tick(t);
+  ASSERT_TRUE(sent) << "the first link was not isolated";
+  auto drains = auto_drains(*c);
+  ASSERT_EQ(drains.size(), 1u);
+  EXPECT_NE(drains[0].target_name.find("leaf g000 r0[9]"), std::string::npos) << drains[0].target_name;
+  for (const AuditRecord& a : c->store().audit_since(0, 1000)) {
+    EXPECT_EQ(a.result.find("not isolated"), std::string::npos) << "refused while out of the subnet: " << a.result;
+  }
+  iso.tick(t + 1);
+  EXPECT_EQ(auto_drains(*c).size(), 1u) << "still out of the subnet";
+  send_fabric(*c, 3, whole);  // back
+  iso.tick(t + 2);
+  drains = auto_drains(*c);
+  ASSERT_EQ(drains.size(), 2u) << "drained once back";
+  EXPECT_EQ(drains[1].reason, "auto: flapping");
+  EXPECT_NE(drains[1].target_name.find("leaf g000 r1[9]"), std::string::npos) << drains[1].target_name;
 }
 
 }  // namespace
