@@ -1,6 +1,7 @@
 #include "routing/fabric.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 
 namespace railyard::routing {
@@ -62,7 +63,8 @@ std::string to_string(Guid guid) {
 Fabric::Fabric(const Fabric& other)
     : nodes_(other.nodes_), ports_(other.ports_), links_(other.links_), switches_(other.switches_),
       cas_(other.cas_), strings_(other.strings_), node_guids_(other.node_guids_),
-      port_guids_(other.port_guids_), names_(other.names_), lid_owner_(other.lid_owner_) {
+      port_guids_(other.port_guids_), names_(other.names_), lid_owner_(other.lid_owner_),
+      cabling_(other.cabling_) {
   rebase_names(other.strings_.data());
 }
 
@@ -89,6 +91,7 @@ Fabric& Fabric::operator=(Fabric&& other) noexcept {
   port_guids_ = std::move(other.port_guids_);
   names_ = std::move(other.names_);
   lid_owner_ = std::move(other.lid_owner_);
+  cabling_ = other.cabling_;
   rebase_names(old_base);
   other.names_.clear();
   return *this;
@@ -153,6 +156,8 @@ FabricBuilder::FabricBuilder(const Fabric& base) {
   f_.ports_ = base.ports_;
   f_.links_ = base.links_;
   f_.strings_ = base.strings_;
+  f_.cabling_ = base.cabling_;
+  cabling_kept_ = true;
 }
 
 Status FabricBuilder::set_link_state(LinkId link, PortState state) {
@@ -169,6 +174,7 @@ void FabricBuilder::reserve(size_t nodes, size_t ports, size_t links) {
 
 NodeId FabricBuilder::add_node(NodeType type, uint8_t num_ports, Guid guid, Guid system_guid,
                                std::string_view desc, std::string_view name) {
+  cabling_kept_ = false;
   NodeId id(static_cast<uint32_t>(f_.nodes_.size()));
   Node n;
   n.type = type;
@@ -214,6 +220,7 @@ Status FabricBuilder::set_port(NodeId n, PortNum p, Guid guid, Lid lid, uint8_t 
   if (lid.value > Lid::kMaxUnicast) {
     return Error{"LID " + std::to_string(lid.value) + " of " + quote(node_label(n)) + " is not unicast"};
   }
+  cabling_kept_ = false;
   Port& port = f_.ports_[nd.first_port.value() + p.value];
   if (guid.valid()) port.guid = guid;
   port.lid = lid;
@@ -245,6 +252,7 @@ Result<LinkId> FabricBuilder::connect(NodeId a, PortNum pa, NodeId b, PortNum pb
                    std::to_string(other.num.value) + "]"};
     }
   }
+  cabling_kept_ = false;
   LinkId id(static_cast<uint32_t>(f_.links_.size()));
   f_.links_.push_back(Link{ia, ib, width, speed, state});
   A.remote = ib;
@@ -258,6 +266,10 @@ Result<LinkId> FabricBuilder::connect(NodeId a, PortNum pa, NodeId b, PortNum pb
 Result<Fabric> FabricBuilder::build() {
   Fabric f = std::move(f_);
   f_ = Fabric();
+  // A process-wide count: equal tokens mean the same cabling (same_cabling).
+  static std::atomic<uint64_t> cablings{0};
+  if (!cabling_kept_ || f.cabling_ == 0) f.cabling_ = ++cablings;
+  cabling_kept_ = false;
   for (uint32_t i = 0; i < f.nodes_.size(); ++i) {
     (f.nodes_[i].type == NodeType::kSwitch ? f.switches_ : f.cas_).push_back(NodeId(i));
   }

@@ -118,6 +118,12 @@ class Fabric {
   // Approximate heap bytes held by this snapshot.
   size_t memory_bytes() const;
 
+  // Whether `other` has the same nodes, ports, LIDs and cables as this one,
+  // known without comparing them: one was built from the other (or both from
+  // a third) by FabricBuilder(base) changing nothing but link states. False
+  // says nothing (compare them).
+  bool same_cabling(const Fabric& other) const { return cabling_ != 0 && cabling_ == other.cabling_; }
+
  private:
   friend class FabricBuilder;
   void rebase_names(const char* old_base);
@@ -131,6 +137,7 @@ class Fabric {
   std::vector<std::pair<Guid, PortId>> port_guids_;  // sorted
   std::vector<std::pair<std::string_view, NodeId>> names_;  // sorted; views into strings_
   std::vector<PortId> lid_owner_;  // indexed by LID
+  uint64_t cabling_ = 0;  // same_cabling(): set by build(), 0 before
 };
 
 // Builds a Fabric in O(size). Errors (a port beyond the node's count, a port
@@ -171,6 +178,7 @@ class FabricBuilder {
 
  private:
   Fabric f_;
+  bool cabling_kept_ = false;  // from a base, only link states set since
 };
 
 }  // namespace railyard::routing

@@ -3,7 +3,9 @@
 // runs the route with the memo (incremental.cpp has the engine's side).
 #include "routing/reroute.h"
 
+#include <algorithm>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "routing/switch_graph.h"
@@ -69,32 +71,43 @@ Result<TrackedRouting> tracked(const Fabric& fabric, const RoutingOptions& optio
 
 bool drained(const RoutingOptions& o, size_t link) { return !o.drained.empty() && o.drained[link] != 0; }
 
-// Why `before` and `after` are more than a change of switch links, or empty.
-std::string beyond_links(const Fabric& before, const RoutingOptions& bo, const Fabric& after,
-                         const RoutingOptions& ao) {
+// Why `before` and `after` are more than a change of switch links, or empty;
+// else the switch links whose state or drain changed (`changed`, by link
+// index) and those whose state did (`changed_state`).
+std::string beyond_links(const Fabric& before, const RoutingOptions& bo, const Fabric& after, const RoutingOptions& ao,
+                         std::vector<size_t>& changed, std::vector<LinkId>& changed_state) {
   if (before.num_nodes() != after.num_nodes() || before.num_ports() != after.num_ports() ||
       before.num_links() != after.num_links()) {
     return "nodes, ports or links were added or removed";
   }
-  for (size_t i = 0; i < before.num_nodes(); ++i) {
-    const Node &a = before.nodes()[i], &b = after.nodes()[i];
-    if (a.type != b.type || a.guid != b.guid || a.num_ports != b.num_ports) return "a node changed";
-  }
-  for (size_t i = 0; i < before.num_ports(); ++i) {
-    const Port &a = before.ports()[i], &b = after.ports()[i];
-    if (a.lid != b.lid || a.lmc != b.lmc || a.remote != b.remote || a.link != b.link) {
-      return "a LID or a cable changed";
+  if (!before.same_cabling(after)) {
+    for (size_t i = 0; i < before.num_nodes(); ++i) {
+      const Node &a = before.nodes()[i], &b = after.nodes()[i];
+      if (a.type != b.type || a.guid != b.guid || a.num_ports != b.num_ports) return "a node changed";
     }
-  }
-  for (size_t i = 0; i < before.num_links(); ++i) {
-    const Link &a = before.links()[i], &b = after.links()[i];
-    const bool switches = before.is_switch(before.port(a.a).node) && before.is_switch(before.port(a.b).node);
-    if (!switches && (a.state != b.state || drained(bo, i) != drained(ao, i))) return "a CA link changed";
+    for (size_t i = 0; i < before.num_ports(); ++i) {
+      const Port &a = before.ports()[i], &b = after.ports()[i];
+      if (a.lid != b.lid || a.lmc != b.lmc || a.remote != b.remote || a.link != b.link) {
+        return "a LID or a cable changed";
+      }
+    }
   }
   if (bo.roots != ao.roots || bo.leaf_order_key != ao.leaf_order_key || bo.leaf_ring != ao.leaf_ring ||
       bo.switch_turns != ao.switch_turns || bo.flow_balance != ao.flow_balance ||
       bo.substitute_planes != ao.substitute_planes) {
     return "the options changed beyond the drained links";
+  }
+  // The cables are the same: a link joins the same two ports in both.
+  const std::span<const Link> la = before.links(), lb = after.links();
+  const bool drains = !bo.drained.empty() || !ao.drained.empty();
+  for (size_t i = 0; i < la.size(); ++i) {
+    const bool state = la[i].state != lb[i].state;
+    if (!state && (!drains || drained(bo, i) == drained(ao, i))) continue;
+    if (!after.is_switch(after.port(lb[i].a).node) || !after.is_switch(after.port(lb[i].b).node)) {
+      return "a CA link changed";
+    }
+    changed.push_back(i);
+    if (state) changed_state.push_back(LinkId(static_cast<uint32_t>(i)));
   }
   return {};
 }
@@ -109,20 +122,15 @@ Result<TrackedRouting> reroute_unicast(const Fabric& before, const RoutingOption
                                        TrackedRouting routed, const Fabric& after,
                                        const RoutingOptions& after_options) {
   RerouteStats stats;
-  stats.full_reason = routed.memo == nullptr ? "no memo" : beyond_links(before, before_options, after, after_options);
-  if (!stats.full_reason.empty()) return tracked(after, after_options, nullptr, std::move(stats));
   // The switch links whose state changed (the graph's entries) or whose
   // drain did (the route's): the graph is the memo's, those entries taken
   // out or put in.
   std::vector<size_t> changed;
   std::vector<LinkId> changed_state;
-  for (size_t i = 0; i < after.num_links(); ++i) {
-    const Link &a = before.links()[i], &b = after.links()[i];
-    if (a.state == b.state && drained(before_options, i) == drained(after_options, i)) continue;
-    if (!after.is_switch(after.port(b.a).node) || !after.is_switch(after.port(b.b).node)) continue;
-    changed.push_back(i);
-    if (a.state != b.state) changed_state.push_back(LinkId(static_cast<uint32_t>(i)));
-  }
+  stats.full_reason = routed.memo == nullptr
+                          ? "no memo"
+                          : beyond_links(before, before_options, after, after_options, changed, changed_state);
+  if (!stats.full_reason.empty()) return tracked(after, after_options, nullptr, std::move(stats));
   std::shared_ptr<SwitchGraph> derived;
   if (routed.memo->graph != nullptr) {
     // A memo the caller gave up (written in place below) lends the graph
@@ -166,7 +174,7 @@ Result<TrackedRouting> reroute_unicast(const Fabric& before, const RoutingOption
     c.drained_now = drained(after_options, i);
     prior.changed.push_back(c);
   }
-  for (size_t i = 0; i < before.num_links() && !prior.had_drains; ++i) prior.had_drains = drained(before_options, i);
+  prior.had_drains = std::any_of(before_options.drained.begin(), before_options.drained.end(), [](auto d) { return d != 0; });
   stats.changed_links = static_cast<uint32_t>(prior.changed.size());
   // The caller's memo, if it gave up every other reference: written in
   // place (route_lanes). It was made mutable by tracked(), so the cast is

@@ -547,6 +547,39 @@ TEST(Reroute, AFullRouteIntoAHandedOverMemoKeepsItUsable) {
   EXPECT_TRUE(stats.memo_in_place);
 }
 
+// A fabric read again (the same cables, built anew) is compared cable by
+// cable and rerouted incrementally; one built from the route's fabric with
+// only link states set is known to have the same cables without comparing
+// (Fabric::same_cabling); a LID moved is a full route.
+TEST(Reroute, TheCablesAreComparedUnlessKnownTheSame) {
+  const GeneratorSpec spec = test::roft(32, 8, 2, 32);
+  const Fabric base = test::generate(spec);
+  const State healthy = full(base, {});
+  const LinkId link = test::first_switch_link(base);
+  ASSERT_TRUE(link.valid());
+
+  const Fabric derived = with_state(base, {link}, PortState::kDown);
+  EXPECT_TRUE(base.same_cabling(derived));
+  RerouteStats stats;
+  step(healthy, derived, {}, "built from the route's fabric", &stats);
+  EXPECT_TRUE(stats.incremental) << stats.full_reason;
+
+  const Fabric again = with_state(test::generate(spec), {link}, PortState::kDown);
+  EXPECT_FALSE(base.same_cabling(again));
+  step(healthy, again, {}, "the same cables, built anew", &stats);
+  EXPECT_TRUE(stats.incremental) << stats.full_reason;
+
+  FabricBuilder b(derived);
+  const NodeId sw = base.switches()[0];
+  const Port& p0 = base.port(base.node(sw).first_port);
+  ASSERT_TRUE(b.set_port(sw, PortNum{0}, p0.guid, Lid{static_cast<uint16_t>(base.max_lid().value + 1)}).ok());
+  const Fabric moved = std::move(b.build()).value();
+  EXPECT_FALSE(base.same_cabling(moved));
+  step(healthy, moved, {}, "a switch LID moved", &stats);
+  EXPECT_FALSE(stats.incremental);
+  EXPECT_NE(stats.full_reason.find("LID"), std::string::npos) << stats.full_reason;
+}
+
 TEST(Reroute, WithoutAMemoIsAFullRoute) {
   const Fabric base = test::generate(test::roft(32, 8, 2, 32));
   const State healthy = full(base, {});
