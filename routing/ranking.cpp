@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 namespace railyard::routing {
 
@@ -140,6 +141,13 @@ std::vector<uint8_t> two_colour(const SwitchGraph& g) {
   return colour;
 }
 
+bool has_up_link(const SwitchGraph& g, const Ranking& r, uint32_t s) {
+  for (uint32_t e = g.begin(s); e < g.end(s); ++e) {
+    if (r.up(s, g.remote(e))) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Ranking rank_switches(const SwitchGraph& g, std::span<const uint32_t> roots) {
@@ -180,6 +188,7 @@ Ranking rank_switches(const SwitchGraph& g, std::span<const uint32_t> roots) {
         if (level[s] != kInf) depth[s] = max_level - level[s];
       }
       rank_from_depth(g, depth, out);
+      out.all_from_cas = std::find(level.begin(), level.end(), kInf) == level.end();
     } else {
       std::vector<uint8_t> colour = two_colour(g);
       if (!colour.empty()) {
@@ -228,9 +237,44 @@ Ranking rank_switches(const SwitchGraph& g, std::span<const uint32_t> roots) {
   std::sort(distinct.begin(), distinct.end());
   out.levels = static_cast<uint32_t>(std::unique(distinct.begin(), distinct.end()) - distinct.begin());
   for (uint32_t s = 0; s < n; ++s) {
-    bool has_up = false;
-    for (uint32_t e = g.begin(s); e < g.end(s) && !has_up; ++e) has_up = out.up(s, g.remote(e));
-    if (!has_up) out.roots.push_back(s);
+    if (!has_up_link(g, out, s)) out.roots.push_back(s);
+  }
+  return out;
+}
+
+std::optional<Ranking> rerank(const Ranking& before, const SwitchGraph& g, std::span<const RankedLinkChange> changed) {
+  const uint32_t n = g.num_switches();
+  if (!before.all_from_cas || before.kind != RankingKind::kFromCas || before.rank.size() != n) return std::nullopt;
+  const std::vector<uint32_t>& rank = before.rank;
+  // A switch above the leaves keeps its rank if a neighbour is one below.
+  auto kept = [&](uint32_t s) {
+    if (rank[s] == 0) return g.num_cas(s) > 0;
+    for (uint32_t e = g.begin(s); e < g.end(s); ++e) {
+      if (rank[g.remote(e)] + 1 == rank[s]) return true;
+    }
+    return false;
+  };
+  for (const RankedLinkChange& c : changed) {
+    if (c.a >= n || c.b >= n) return std::nullopt;
+    if (c.up_now) {
+      if (rank[c.a] + 1 != rank[c.b] && rank[c.b] + 1 != rank[c.a]) return std::nullopt;
+    } else if (!kept(c.a) || !kept(c.b)) {
+      return std::nullopt;
+    }
+  }
+  Ranking out = before;
+  for (const RankedLinkChange& c : changed) {
+    for (uint32_t s : {c.a, c.b}) {
+      const bool root = !has_up_link(g, out, s);
+      const auto at = std::lower_bound(out.roots.begin(), out.roots.end(), s);
+      const bool was = at != out.roots.end() && *at == s;
+      if (root == was) continue;
+      if (root) {
+        out.roots.insert(at, s);
+      } else {
+        out.roots.erase(at);
+      }
+    }
   }
   return out;
 }

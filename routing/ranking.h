@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,7 @@ struct Ranking {
   std::vector<uint32_t> order;  // switches from the top down: decreasing (rank, index)
   std::vector<uint32_t> roots;  // switches with no up link
   uint32_t levels = 0;          // distinct ranks in use
+  bool all_from_cas = false;    // kFromCas and every switch reached from a CA
 
   bool up(uint32_t from, uint32_t to) const {
     return rank[to] > rank[from] || (rank[to] == rank[from] && to > from);
@@ -44,5 +46,21 @@ struct Ranking {
 
 // `roots` (switch indices) forces kRoots when not empty.
 Ranking rank_switches(const SwitchGraph& graph, std::span<const uint32_t> roots = {});
+
+// A switch link that went down or came up (switch indices).
+struct RankedLinkChange {
+  uint32_t a = 0, b = 0;
+  bool up_now = false;
+};
+
+// rank_switches(graph) without ranking afresh, when `graph` is the graph
+// `before` was ranked on (without roots) but for `changed`, and the change
+// provably moves no rank: ranked from the CAs, every switch reached, every
+// link now up joining neighbouring ranks, and every end of a link gone
+// keeping a neighbour one rank below it (so every rank is still the
+// distance from the leaves). Only the roots (switches with no up link) are
+// looked at again, at the ends of the links. Else nothing: rank afresh.
+std::optional<Ranking> rerank(const Ranking& before, const SwitchGraph& graph,
+                              std::span<const RankedLinkChange> changed);
 
 }  // namespace railyard::routing

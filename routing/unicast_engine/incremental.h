@@ -163,8 +163,7 @@ struct TableMove {
 
 struct RouteMemo {
   uint32_t switches = 0;
-  RankingKind kind = RankingKind::kFromCas;
-  std::vector<uint32_t> rank;
+  Ranking ranking;  // the route's (an incremental route's kept: rerank)
   std::vector<uint32_t> base_up, base_down, slots_up;  // per rank (Engine::compute_slots)
   // Per switch: the modes of every switch toward it (SwitchState bytes,
   // Engine::prepare_target), at modes_at[target] * switches.

@@ -49,22 +49,33 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
     if (s == SwitchGraph::kNone) return Error{"root '" + std::string(fabric.name(r)) + "' is not a switch"};
     roots.push_back(s);
   }
-  Ranking ranking = rank_switches(graph, roots);
+  // An incremental route keeps the route before's ranking when its changed
+  // links provably move no rank (rerank).
+  std::optional<Ranking> kept_ranking;
+  if (prior != nullptr && roots.empty()) {
+    std::vector<RankedLinkChange> changes;
+    for (const ChangedLink& c : prior->changed) {
+      if (c.up_before != c.up_now) changes.push_back({c.lower, c.upper, c.up_now});
+    }
+    kept_ranking = rerank(prior->memo->ranking, graph, changes);
+  }
+  Ranking ranking = kept_ranking ? std::move(*kept_ranking) : rank_switches(graph, roots);
   if (prior != nullptr) {
     if (!options.flow_balance || ranking.kind != RankingKind::kFromCas) {
       return in_full("not balanced by flows on a tree ranked from its CAs");
     }
-    if (ranking.kind != prior->memo->kind || ranking.rank != prior->memo->rank) return in_full("the ranking moved");
+    if (ranking.kind != prior->memo->ranking.kind || ranking.rank != prior->memo->ranking.rank) {
+      return in_full("the ranking moved");
+    }
   }
   // The route before's own memo (its caller gave it up: reroute.cpp) is
   // updated in place: same switches and ranking, so the same layout; the
   // engines keep what they overwrite and still need.
   const bool memo_in_place = prior != nullptr && memo == prior->memo;
+  if (memo != nullptr) memo->ranking = ranking;  // the same ranks in place, perhaps other roots
   if (memo != nullptr && !memo_in_place) {
     const uint32_t n = graph.num_switches();
     memo->switches = n;
-    memo->kind = ranking.kind;
-    memo->rank = ranking.rank;
     memo->flows = options.flow_balance;
     memo->modes_at.assign(n, RouteMemo::kNoModes);
     uint32_t targets = 0;
