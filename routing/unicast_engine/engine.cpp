@@ -63,7 +63,8 @@ Engine::Engine(const Fabric& fabric, const RoutingOptions& options, const Switch
   dd1_.assign(n, kInf);
   dist1_.assign(n + 1, kInf);  // [n]: up_clean_'s drained entries
   ddx_.assign(n, kInf);
-  st_.assign(n, SwitchState{});
+  own_st_.assign(n, SwitchState{});
+  st_ = own_st_.data();
   mark_stamp_.assign(n, 0);
   best_.assign(n, 0);
   queue_.reserve(n);

@@ -175,7 +175,7 @@ class Engine {
   void subtract_old_columns();
   void sort_by_distance(uint32_t t);
   void subtract_column(uint32_t t, const uint8_t* column, size_t stride);
-  uint32_t old_dist(uint32_t s) const { return old_distance_[s] & 0xFFFF; }  // SwitchState::val, as packed
+  uint32_t old_dist(uint32_t s) const { return old_distance_[s].val; }
   void reuse_deferred(Lid lid, uint32_t t, uint32_t slot);
   bool patch_leaf(Lid lid, uint32_t t, uint32_t slot);
   int patch_spine(Lid lid, uint32_t t, uint32_t slot, std::pair<uint32_t, uint8_t>& entry);
@@ -200,13 +200,14 @@ class Engine {
   bool watch_hit_ = false;
   bool nominal_whole(uint32_t x) const;
   std::vector<uint32_t> patch_at_;  // per LID dirty_ 2 or 4: the switch that lost its nominal up link
-  // A target whose modes are the memo's is read from the memo's row
-  // (lazy_modes_) until a column needs them in st_: most targets of a
-  // reroute keep every column, and their modes are then never copied.
+  // A target whose modes are the memo's is read from the memo's row in
+  // place (st_ points there): most targets of a reroute keep every column.
+  // lazy_modes_ says, until load_modes, that nothing but mark_dirty and the
+  // patches has read them (begin_lazy).
   bool begin_lazy(uint32_t t);
   bool switch_column_kept(uint32_t t);
-  const uint32_t* lazy_modes_ = nullptr;
-  SwitchState state(uint32_t s) const { return lazy_modes_ != nullptr ? unpack(lazy_modes_[s]) : st_[s]; }
+  const SwitchState* lazy_modes_ = nullptr;
+  SwitchState state(uint32_t s) const { return st_[s]; }
 
   // destination_walk.cpp
   void route_destination(Lid lid, uint32_t t, uint8_t port_at_target, uint32_t slot);
@@ -321,7 +322,11 @@ class Engine {
 
   // Per target.
   uint32_t target_ = kNone;
-  std::vector<SwitchState> st_;
+  // The modes toward it: own_st_ (prepare_target's), or a row of the
+  // route before's memo in place (load_modes, begin_lazy), or phase B's
+  // snapshot of a deferred destination's. Never written through.
+  const SwitchState* st_ = nullptr;
+  std::vector<SwitchState> own_st_;
   std::vector<uint16_t> dd1_, dist1_, ddx_;
   uint32_t target_stamp_ = 0;
   std::vector<uint32_t> cand_stamp_, cand_first_, cand_count_, cand_;
@@ -391,7 +396,7 @@ class Engine {
     uint8_t* column;  // in the batch of the lane that took it
     Lid lid;
     uint32_t t, slot, first_broken;
-    const SwitchState* modes = nullptr;  // toward t, in modes_ of that lane
+    const SwitchState* modes = nullptr;  // toward t: in modes_ of that lane, or the memo's row
   };
   void defer(Deferred d);
   std::deque<std::vector<SwitchState>> modes_;  // per target with deferred destinations (recycled beyond modes_used_)
@@ -445,7 +450,7 @@ class Engine {
   // (sort_by_distance): old_rows_[old_row_at_[t] * switches].
   bool memo_in_place_ = false;
   std::vector<uint32_t> old_row_at_;
-  std::vector<uint32_t> old_rows_;
+  std::vector<SwitchState> old_rows_;
   // Per LID of the current target: re-walk its column (1), or patch it
   // (2: patch_leaf, 3: patch_down, 4: patch_spine).
   std::vector<uint8_t> dirty_;
@@ -458,7 +463,7 @@ class Engine {
   std::vector<std::pair<Lid, uint32_t>> old_columns_to_subtract_;  // the re-walked CA columns and their targets
   std::vector<uint32_t> by_distance_;    // switches, farthest from the target first (sort_by_distance)
   std::vector<uint32_t> distance_count_;  // and their counting sort
-  const uint32_t* old_distance_ = nullptr;  // the memo's modes toward that target
+  const SwitchState* old_distance_ = nullptr;  // the memo's modes toward that target
   std::vector<uint32_t> carried_;        // flows per switch, in one column
   bool disordered_ = false;              // a column had a hop that did not come nearer its target
   std::vector<uint32_t> up_changed_;   // changed links that are up candidates toward the current target

@@ -300,7 +300,7 @@ void Engine::route_deferred_of(const Deferred& d, uint32_t first, uint32_t last,
   }
   if (target_ != d.t || modes_of_ != d.modes) {
     // The modes toward the target as phase A had them.
-    std::copy(d.modes, d.modes + g_.num_switches(), st_.begin());
+    st_ = d.modes;
     modes_of_ = d.modes;
     target_ = d.t;
     ++target_stamp_;  // candidate lists start afresh

@@ -389,10 +389,17 @@ void Engine::route_destination_flows(uint32_t t, uint32_t slot) {
 // modes toward its leaf (one per target and lane), so that phase B need not
 // work them out again.
 void Engine::defer(Deferred d) {
+  // A row of the memo before (load_modes) stays as it is until phase B is
+  // done: the target's modes are the memo's, so nothing writes that row.
+  if (st_ != own_st_.data()) {
+    d.modes = st_;
+    deferred_.push_back(d);
+    return;
+  }
   if (modes_stamp_ != target_stamp_ || modes_used_ == 0) {
     modes_stamp_ = target_stamp_;
     if (modes_used_ == modes_.size()) modes_.emplace_back();  // else one of an earlier route's, refilled
-    modes_[modes_used_++].assign(st_.begin(), st_.end());
+    modes_[modes_used_++].assign(own_st_.begin(), own_st_.end());
   }
   d.modes = modes_[modes_used_ - 1].data();
   deferred_.push_back(d);

@@ -48,10 +48,10 @@ void Engine::save_modes(uint32_t t) {
   const uint32_t n = g_.num_switches();
   const uint32_t at = memo_->modes_at[t];
   if (at == RouteMemo::kNoModes) return;
-  uint32_t* out = memo_->modes.data() + static_cast<size_t>(at) * n;
+  SwitchState* out = memo_->modes.data() + static_cast<size_t>(at) * n;
   if (lazy_modes_ != nullptr) {  // the memo's row, not loaded: as it is
     if (!memo_in_place_) {
-      std::memcpy(out, lazy_modes_, static_cast<size_t>(n) * sizeof(uint32_t));
+      std::copy(lazy_modes_, lazy_modes_ + n, out);
       memo_->reach[at] = prior_->memo->reach[prior_->memo->modes_at[t]];
     }
     return;
@@ -59,7 +59,7 @@ void Engine::save_modes(uint32_t t) {
   if (memo_in_place_) {
     if (modes_from_memo_) return;  // st_ was read from this very row
     bool same = true;
-    for (uint32_t s = 0; s < n && same; ++s) same = out[s] == pack(st_[s]);
+    for (uint32_t s = 0; s < n && same; ++s) same = out[s] == st_[s];
     if (same) return;  // the reach too: it is a function of the row
     // The old flows of this target's re-walked columns follow the old row.
     if (old_row_at_.empty()) old_row_at_.assign(n, kNone);
@@ -68,7 +68,7 @@ void Engine::save_modes(uint32_t t) {
   }
   RouteMemo::Reach reach = RouteMemo::kAllTier1;
   for (uint32_t s = 0; s < n; ++s) {
-    out[s] = pack(st_[s]);
+    out[s] = st_[s];
     if (st_[s].mode == Mode::kUnreachable) {
       reach = std::max(reach, RouteMemo::kSomeUnreachable);
     } else if (!is_tier1(st_[s].mode)) {
@@ -106,20 +106,20 @@ bool Engine::modes_kept(uint32_t t) const {
   const RouteMemo& memo = *prior_->memo;
   const uint32_t at = memo.modes_at[t];
   if (at == RouteMemo::kNoModes) return false;
-  const uint32_t* m = memo.modes.data() + static_cast<size_t>(at) * g_.num_switches();
+  const SwitchState* m = memo.modes.data() + static_cast<size_t>(at) * g_.num_switches();
   const RouteMemo::Reach reach = memo.reach[at];
   if ((has_drains_ || prior_->had_drains) && reach != RouteMemo::kAllTier1) {
     if (reach == RouteMemo::kSomeTier2 && !has_drains_) return false;
     for (const ChangedLink& c : prior_->changed) {
       if (c.up_before != c.up_now && !(c.up_before && reach == RouteMemo::kSomeUnreachable)) return false;
-      if (reach == RouteMemo::kSomeTier2 && (!is_tier1(unpack(m[c.lower]).mode) || !is_tier1(unpack(m[c.upper]).mode))) {
+      if (reach == RouteMemo::kSomeTier2 && (!is_tier1(m[c.lower].mode) || !is_tier1(m[c.upper].mode))) {
         return false;
       }
     }
   }
   for (const ChangedLink& c : prior_->changed) {
     if (c.usable_before() == c.usable_now()) continue;  // tier 1 sees no change
-    const SwitchState su = unpack(m[c.lower]), sv = unpack(m[c.upper]);
+    const SwitchState su = m[c.lower], sv = m[c.upper];
     const uint32_t vu = su.val, vv = sv.val;  // kInf when unreachable
     if (c.usable_now()) {
       if (is_down(su.mode) && su.val != kInf && !(is_down(sv.mode) && vv <= vu + 1)) return false;
@@ -132,7 +132,7 @@ bool Engine::modes_kept(uint32_t t) const {
       bool other = false;
       for (uint32_t i = down_begin_[c.upper]; i < down_begin_[c.upper + 1] && !other; ++i) {
         const Entry& x = down_rec_[i];
-        const SwitchState sx = unpack(m[x.remote]);
+        const SwitchState sx = m[x.remote];
         other = !x.drained && sx.mode == Mode::kDown && sx.val + 1u == vv;
       }
       if (!other) return false;
@@ -141,8 +141,7 @@ bool Engine::modes_kept(uint32_t t) const {
       bool other = false;  // another parent as near, still usable
       for (uint32_t i = up_begin_[c.lower]; i < up_begin_[c.lower + 1] && !other; ++i) {
         const Entry& x = up_rec_[i];
-        other = x.remote != c.upper && !x.drained && unpack(m[x.remote]).val != kInf &&
-                unpack(m[x.remote]).val + 1u == vu;
+        other = x.remote != c.upper && !x.drained && m[x.remote].val != kInf && m[x.remote].val + 1u == vu;
       }
       if (!other) return false;
     }
@@ -150,11 +149,11 @@ bool Engine::modes_kept(uint32_t t) const {
   return true;
 }
 
-// st_ from the memo (modes_kept), as prepare_target would have left it.
+// st_ from the memo (modes_kept), as prepare_target would have left it: its
+// row, in place. Nothing writes that row while it is read (save_modes keeps
+// a row the modes were read from).
 void Engine::load_modes(uint32_t t) {
-  const uint32_t n = g_.num_switches();
-  const uint32_t* m = prior_->memo->modes.data() + static_cast<size_t>(prior_->memo->modes_at[t]) * n;
-  for (uint32_t s = 0; s < n; ++s) st_[s] = unpack(m[s]);
+  st_ = prior_->memo->modes.data() + static_cast<size_t>(prior_->memo->modes_at[t]) * g_.num_switches();
   ++target_stamp_;
   cand_.clear();
   target_ = t;
@@ -182,6 +181,7 @@ bool Engine::begin_lazy(uint32_t t) {
     }
   }
   lazy_modes_ = memo.modes.data() + static_cast<size_t>(at) * g_.num_switches();
+  st_ = lazy_modes_;
   ++target_stamp_;
   cand_.clear();
   target_ = t;
@@ -201,6 +201,7 @@ bool Engine::begin_lazy(uint32_t t) {
 bool Engine::switch_column_kept(uint32_t t) {
   const RouteMemo& memo = *prior_->memo;
   lazy_modes_ = memo.modes.data() + static_cast<size_t>(memo.modes_at[t]) * g_.num_switches();
+  st_ = lazy_modes_;
   ++target_stamp_;
   cand_.clear();
   target_ = t;
@@ -266,8 +267,8 @@ bool Engine::mark_dirty(uint32_t t) {
   if (chain_digit_.size() != digit_.size()) chain_digit_.assign(digit_.size(), 0);
   bool all = memo.modes_at[t] == RouteMemo::kNoModes;
   if (!all && !modes_from_memo_) {
-    const uint32_t* before = memo.modes.data() + static_cast<size_t>(memo.modes_at[t]) * n;
-    for (uint32_t s = 0; s < n && !all; ++s) all = before[s] != pack(st_[s]);
+    const SwitchState* before = memo.modes.data() + static_cast<size_t>(memo.modes_at[t]) * n;
+    for (uint32_t s = 0; s < n && !all; ++s) all = before[s] != st_[s];
   }
   up_changed_.clear();
   uint32_t downs = 0;
@@ -362,8 +363,8 @@ void Engine::sort_by_distance(uint32_t t) {
   const uint32_t n = g_.num_switches();
   const RouteMemo& memo = *prior_->memo;
   const bool moved = memo_in_place_ && !old_row_at_.empty() && old_row_at_[t] != kNone;
-  const uint32_t* modes = moved ? old_rows_.data() + static_cast<size_t>(old_row_at_[t]) * n
-                                : memo.modes.data() + static_cast<size_t>(memo.modes_at[t]) * n;
+  const SwitchState* modes = moved ? old_rows_.data() + static_cast<size_t>(old_row_at_[t]) * n
+                                   : memo.modes.data() + static_cast<size_t>(memo.modes_at[t]) * n;
   old_distance_ = modes;
   uint32_t far = 0;
   for (uint32_t s = 0; s < n; ++s) {

@@ -41,6 +41,7 @@ struct SwitchState {
   uint16_t val = kInf;  // up*/down* distance to the target
   Mode mode = Mode::kUnreachable;
   uint8_t clean_only = 0;  // tier 2: skip drained candidates
+  friend bool operator==(const SwitchState&, const SwitchState&) = default;
 };
 
 // An allocator whose resize() leaves new bytes as they are (not zeroed):
@@ -63,18 +64,6 @@ struct UninitializedAllocator : std::allocator<T> {
     ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
   }
 };
-
-// SwitchState as the memo keeps it, 4 bytes.
-inline uint32_t pack(SwitchState s) {
-  return static_cast<uint32_t>(s.val) | static_cast<uint32_t>(s.mode) << 16 | static_cast<uint32_t>(s.clean_only) << 24;
-}
-inline SwitchState unpack(uint32_t v) {
-  SwitchState s;
-  s.val = static_cast<uint16_t>(v & 0xFFFF);
-  s.mode = static_cast<Mode>(v >> 16 & 0xFF);
-  s.clean_only = static_cast<uint8_t>(v >> 24);
-  return s;
-}
 
 // Per entry (SwitchGraph entry index): the graph's fields plus direction
 // and drain, and the port at the far end.
@@ -165,10 +154,11 @@ struct RouteMemo {
   uint32_t switches = 0;
   Ranking ranking;  // the route's (an incremental route's kept: rerank)
   std::vector<uint32_t> base_up, base_down, slots_up;  // per rank (Engine::compute_slots)
-  // Per switch: the modes of every switch toward it (SwitchState bytes,
-  // Engine::prepare_target), at modes_at[target] * switches.
+  // Per switch: the modes of every switch toward it (Engine::prepare_target),
+  // at modes_at[target] * switches. An incremental route reads a target's
+  // row in place (Engine::st_) when the change cannot have moved it.
   std::vector<uint32_t> modes_at;  // per switch: kNoModes unless a target
-  std::vector<uint32_t> modes;     // packed SwitchState, 4 bytes each
+  std::vector<unicast::SwitchState> modes;
   // Per target, as modes_at: how the switches reach it.
   enum Reach : uint8_t { kAllTier1, kSomeUnreachable, kSomeTier2 };
   std::vector<Reach> reach;

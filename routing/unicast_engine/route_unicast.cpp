@@ -80,7 +80,7 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
     memo->modes_at.assign(n, RouteMemo::kNoModes);
     uint32_t targets = 0;
     for (uint32_t s = 0; s < n; ++s) memo->modes_at[s] = targets++;  // every switch is a target
-    memo->modes.assign(static_cast<size_t>(targets) * n, 0);
+    memo->modes.assign(static_cast<size_t>(targets) * n, unicast::SwitchState{});
     memo->reach.assign(targets, RouteMemo::kSomeTier2);
     // An incremental route keeps the fills of the columns it keeps, and the
     // columns.

@@ -11,6 +11,7 @@ namespace railyard::routing::unicast {
 // are derived on demand (cand_ok) and listed lazily (candidates()): most
 // switches follow a chain or cone and never need their list.
 void Engine::prepare_target(uint32_t t) {
+  st_ = own_st_.data();
   ++target_stamp_;
   cand_.clear();
   std::fill(dd1_.begin(), dd1_.end(), kInf);
@@ -37,7 +38,7 @@ void Engine::prepare_target(uint32_t t) {
     // never carries what an earlier target's tier 2 left (the memo compares
     // modes whole: a stale flag made an incremental route re-walk every
     // column of half the leaves).
-    st_[s].clean_only = 0;
+    own_st_[s].clean_only = 0;
     uint16_t d = dd1_[s];
     if (d == kInf) {  // one more than the nearest parent over a clean link
       uint16_t nearest = kInf;
@@ -46,13 +47,13 @@ void Engine::prepare_target(uint32_t t) {
     }
     dist1_[s] = d;
     if (d != kInf) {
-      st_[s].mode = dd1_[s] != kInf ? Mode::kDown : Mode::kUp;
-      st_[s].val = d;
+      own_st_[s].mode = dd1_[s] != kInf ? Mode::kDown : Mode::kUp;
+      own_st_[s].val = d;
       if (s != t) (dd1_[s] != kInf ? down_list_ : up_list_).push_back(s);
     } else {
       any_missing = true;
-      st_[s].mode = Mode::kUnreachable;
-      st_[s].val = kInf;
+      own_st_[s].mode = Mode::kUnreachable;
+      own_st_[s].val = kInf;
     }
   }
   if (has_drains_ && any_missing) prepare_tier2();
@@ -78,27 +79,27 @@ void Engine::prepare_tier2() {
   for (uint32_t s : order_) {  // top-down
     if (dist1_[s] != kInf) continue;
     if (ddx_[s] != kInf) {
-      st_[s].mode = Mode::kDownDrain;
-      st_[s].val = ddx_[s];
+      own_st_[s].mode = Mode::kDownDrain;
+      own_st_[s].val = ddx_[s];
     } else {
       uint16_t d = kInf;
       for (uint32_t i = up_begin_[s]; i < up_begin_[s + 1]; ++i) {
         uint32_t u = remote(up_entries_[i]);
         if (st_[u].val != kInf) d = std::min<uint16_t>(d, static_cast<uint16_t>(st_[u].val + 1));
       }
-      st_[s].mode = d == kInf ? Mode::kUnreachable : Mode::kUpDrain;
-      st_[s].val = d;
+      own_st_[s].mode = d == kInf ? Mode::kUnreachable : Mode::kUpDrain;
+      own_st_[s].val = d;
     }
     if (st_[s].mode == Mode::kUnreachable) continue;
     (is_down(st_[s].mode) ? down_list_ : up_list_).push_back(s);
     // Prefer undrained links when the switch has any usable one.
-    st_[s].clean_only = 0;
+    own_st_[s].clean_only = 0;
     bool down = is_down(st_[s].mode);
     uint32_t b = down ? down_begin_[s] : up_begin_[s], end = down ? down_begin_[s + 1] : up_begin_[s + 1];
     for (uint32_t i = b; i < end; ++i) {
       uint32_t e = down ? down_entries_[i] : up_entries_[i];
       if (!ent_[e].drained && cand_ok(s, e)) {
-        st_[s].clean_only = 1;
+        own_st_[s].clean_only = 1;
         break;
       }
     }
