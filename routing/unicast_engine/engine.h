@@ -381,7 +381,13 @@ class Engine {
   bool fed(uint32_t x) const;
   std::vector<uint32_t> up_slot_entry_;  // per switch x slot: the up entry in that slot, or kNone
   uint32_t slot_stride_ = 0;
-  std::vector<uint32_t> port_entry_;     // per switch x 256 ports: the entry of that port, or kNone
+  // Per switch x port_stride_ ports (the most any switch has, and port 0):
+  // the entry of that port, or kNone (entry_of_port).
+  std::vector<uint32_t> port_entry_;
+  uint32_t port_stride_ = 0;
+  uint32_t entry_of_port(uint32_t s, uint32_t p) const {
+    return p < port_stride_ ? port_entry_[static_cast<size_t>(s) * port_stride_ + p] : kNone;
+  }
   std::vector<uint32_t> digit_;          // per rank: the destination's nominal up slot (D-mod-K digit)
   std::vector<uint32_t> digit_slot_;     // per rank: that digit modulo the rank's up slots (set_digits)
   std::vector<uint32_t> leaf_offset_;    // per leaf: cabled CA ports of the leaves before it

@@ -55,9 +55,11 @@ void Engine::setup_flows(const RoutingOptions& options) {
   slot_stride_ = 1;
   for (uint32_t k : slots_up_) slot_stride_ = std::max(slot_stride_, k);
   up_slot_entry_.assign(static_cast<size_t>(n) * slot_stride_, kNone);
-  port_entry_.assign(static_cast<size_t>(n) * 256, kNone);
+  port_stride_ = 1;
+  for (uint32_t e = 0; e < ent_.size(); ++e) port_stride_ = std::max<uint32_t>(port_stride_, port(e) + 1u);
+  port_entry_.assign(static_cast<size_t>(n) * port_stride_, kNone);
   for (uint32_t s = 0; s < n; ++s) {
-    for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) port_entry_[static_cast<size_t>(s) * 256 + port(e)] = e;
+    for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) port_entry_[static_cast<size_t>(s) * port_stride_ + port(e)] = e;
     for (uint32_t i = up_begin_[s]; i < up_begin_[s + 1]; ++i) {
       const uint32_t e = up_entries_[i];
       uint32_t& at = up_slot_entry_[static_cast<size_t>(s) * slot_stride_ + up_slot(s, e)];
@@ -294,7 +296,7 @@ void Engine::set_digits(uint32_t t, uint32_t slot) {
 
 // The entry a switch already routed forwards through.
 uint32_t Engine::next_entry(uint32_t s) const {
-  return port_entry_[static_cast<size_t>(s) * 256 + column_[s]];
+  return entry_of_port(s, column_[s]);
 }
 
 // The nominal down entry of a switch that goes down toward the destination

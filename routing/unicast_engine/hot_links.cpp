@@ -56,7 +56,7 @@ bool Engine::table_path(uint32_t x, uint32_t t, Lid lid, std::vector<uint32_t>& 
     if (x == t) return true;
     const uint8_t p = tables_.get(x, lid);
     if (p == ForwardingTables::kNoPath) return false;
-    const uint32_t e = port_entry_[static_cast<size_t>(x) * 256 + p];
+    const uint32_t e = entry_of_port(x, p);
     if (e == kNone) return false;
     out.push_back(e);
     x = remote(e);
@@ -136,7 +136,7 @@ void Engine::relieve_hot_links(std::vector<TableMove>& moves) {
         const uint32_t y = order[i];
         gone[y] = 0;
         flow[y] = y == t ? 0 : ca_begin_[y + 1] - ca_begin_[y];
-        const uint32_t out = port_entry_[static_cast<size_t>(y) * 256 + tables_.get(y, lid)];
+        const uint32_t out = entry_of_port(y, tables_.get(y, lid));
         auto take = [&](const Entry& x) {
           ++steps;
           if (seen[x.remote] != stamp && tables_.get(x.remote, lid) == x.rport) {

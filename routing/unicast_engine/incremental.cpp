@@ -442,7 +442,7 @@ bool Engine::take_prior_loads(const std::vector<const Engine*>& lanes) {
   }
   for (const Engine* lane : lanes) {
     for (const size_t i : lane->old_touched_) {
-      const uint32_t e = port_entry_[i];
+      const uint32_t e = entry_of_port(static_cast<uint32_t>(i / 256), static_cast<uint32_t>(i % 256));
       if (e != kNone) load_[e] -= lane->old_load_[i];
     }
   }
