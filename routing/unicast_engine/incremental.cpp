@@ -489,6 +489,11 @@ void Engine::export_memo() {
   }
   memo_->deferred.assign(tables_.num_lids(), 0);
   memo_->deferred_at.assign(tables_.num_lids(), 0);
+  // A full route maps the storage of the deferred columns of the reroutes
+  // that follow (one link down defers about one CA column in a leaf's up
+  // links: in 16, with room), off their path.
+  const size_t ahead = std::max(deferred_.size(), static_cast<size_t>(tables_.num_lids()) / 16) * n;
+  if (prior_ == nullptr && memo_->deferred_columns.size() < ahead) memo_->deferred_columns.resize(ahead);
   memo_->deferred_columns.resize(deferred_.size() * static_cast<size_t>(n));
   memo_->broken_begin.assign(1, 0);
   memo_->broken.clear();
