@@ -153,12 +153,18 @@ bool Engine::modes_kept(uint32_t t) const {
 // row, in place. Nothing writes that row while it is read (save_modes keeps
 // a row the modes were read from).
 void Engine::load_modes(uint32_t t) {
-  st_ = prior_->memo->modes.data() + static_cast<size_t>(prior_->memo->modes_at[t]) * g_.num_switches();
+  const RouteMemo& memo = *prior_->memo;
+  const uint32_t at = memo.modes_at[t];
+  st_ = memo.modes.data() + static_cast<size_t>(at) * g_.num_switches();
   ++target_stamp_;
   cand_.clear();
   target_ = t;
   modes_from_memo_ = true;
   lazy_modes_ = nullptr;
+  if (memo.reach[at] == RouteMemo::kAllTier1) {  // account_ca_destination's summary, as begin_lazy
+    reach_ = all_tier1_;
+    reach_.stamp = target_stamp_;
+  }
 }
 
 // Instead of load_modes (modes_kept(t)): the modes stay in the memo's row

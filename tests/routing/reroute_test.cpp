@@ -397,6 +397,38 @@ TEST(Reroute, ASwitchGoingDownAndComingBack) {
   }
 }
 
+// A leaf cut off from every other switch (all its up links down) is a
+// source no target reaches: each target's modes say so, and the report
+// counts its CAs as unreachable. When another leaf then loses an up link,
+// every target is patched from the memo's modes, which must still count
+// them (load_modes takes the all-tier-1 summary only for a row that is).
+TEST(Reroute, ALeafCutOffStaysCountedWhenAnotherLinkFails) {
+  const Fabric base = test::generate(test::roft(32, 8, 2, 32));
+  Degrader d(base);
+  const std::vector<LinkId> ups = d.links(Tier::kLeafSpine);
+  ASSERT_FALSE(ups.empty());
+  // Every up link of the first leaf, and one of another.
+  const NodeId cut = base.port(base.link(ups[0]).a).node;
+  std::vector<LinkId> cut_links;
+  LinkId other;
+  for (LinkId l : ups) {
+    const Link& link = base.link(l);
+    if (base.port(link.a).node == cut || base.port(link.b).node == cut) {
+      cut_links.push_back(l);
+    } else if (!other.valid()) {
+      other = l;
+    }
+  }
+  ASSERT_TRUE(other.valid());
+  State s = full(with_state(base, cut_links, PortState::kDown), {});
+  ASSERT_GT(s.routed.result.report.unreachable_pairs, 0u);
+  RerouteStats stats;
+  s = step(s, with_state(s.fabric, {other}, PortState::kDown), {}, "a leaf cut off, then another leaf's up link",
+           &stats, &s.routed);
+  EXPECT_TRUE(stats.incremental) << stats.full_reason;
+  EXPECT_GT(s.routed.result.report.unreachable_pairs, 0u);
+}
+
 // On a fabric degraded enough that phase B runs in two lanes
 // (unicast_engine/phase_b_lanes.cpp), a reroute rebuilds the same list of
 // waiting choices, so the same cut and rounds: the full route's tables.
