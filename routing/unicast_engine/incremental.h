@@ -138,6 +138,7 @@ struct TurnsMemo {
   std::vector<uint8_t> toward;      // per switch: its entry toward its turn switch
   std::vector<uint32_t> fills, left;  // per column: entries filled, entries left empty
   std::vector<uint32_t> turn_switches;
+  std::vector<uint64_t> by_row;  // fill_all's scratch (`reached` by rows), kept for its pages
 };
 
 }  // namespace unicast

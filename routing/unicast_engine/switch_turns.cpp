@@ -144,10 +144,29 @@ bool reached(const TurnsMemo& m, size_t column, uint32_t s) {
   return (m.reached[column * m.words + s / 64] >> (s % 64) & 1) != 0;
 }
 
+// The 64 x 64 bits at in[i * in_stride] (row i, bit j) into
+// out[j * out_stride] (row j, bit i).
+void transpose64(const uint64_t* in, size_t in_stride, uint64_t* out, size_t out_stride) {
+  uint64_t a[64];
+  for (int i = 0; i < 64; ++i) a[i] = in[i * in_stride];
+  // Swap ever smaller blocks across the diagonal (Hacker's Delight 7-3).
+  uint64_t mask = 0x00000000FFFFFFFFull;
+  for (int j = 32; j != 0; j >>= 1, mask ^= mask << j) {
+    for (int k = 0; k < 64; k = (k + j + 1) & ~j) {
+      const uint64_t t = ((a[k] >> j) ^ a[k + j]) & mask;
+      a[k] ^= t << j;
+      a[k + j] ^= t;
+    }
+  }
+  for (int j = 0; j < 64; ++j) out[j * out_stride] = a[j];
+}
+
 // Every entry of a row that did not reach its column before the fills:
 // through the row's turn switch (m.turn), or empty. Overwrites what such an
 // entry holds (an incremental route's tables keep the fills of the route
-// before); the others are left as they are.
+// before); the others are left as they are. The counts come from the bits
+// column by column; the writes go row by row (a row's switch-LID entries
+// stay in cache), from `reached` turned into rows of column bits.
 SwitchTurns fill_all(ForwardingTables& tables, TurnsMemo& m) {
   const uint32_t n = tables.num_switches();
   const size_t columns = m.lids.size();
@@ -166,36 +185,79 @@ SwitchTurns fill_all(ForwardingTables& tables, TurnsMemo& m) {
     const uint32_t b = base_column[t];
     if (reached(m, b, s)) m.toward[s] = tables.get(s, Lid{m.lids[b]});
   }
+  // Per piece of the fabric: its rows, and those of them with a way toward
+  // the turn switch.
+  const size_t pieces = m.turn.size();
+  const size_t words = m.words;
+  std::vector<uint64_t> in_piece(pieces * words, 0), toward_piece(pieces * words, 0);
+  for (uint32_t s = 0; s < n; ++s) {
+    const uint64_t bit = uint64_t{1} << (s % 64);
+    in_piece[m.component[s] * words + s / 64] |= bit;
+    if (m.toward[s] != ForwardingTables::kNoPath) toward_piece[m.component[s] * words + s / 64] |= bit;
+  }
+  // Per column: filled only through a turn switch that reaches the
+  // destination by up*/down* (its row is never filled), in the column's
+  // piece; the rows that did not reach it are filled or left empty.
+  const size_t cwords = (columns + 63) / 64;
+  std::vector<uint64_t> fillable(pieces * cwords, 0);  // per piece: the columns it fills
   m.fills.assign(columns, 0);
   m.left.assign(columns, 0);
-  std::vector<uint8_t> turn_entry(m.turn.size());
   for (uint32_t i = 0; i < columns; ++i) {
-    const Lid lid{m.lids[i]};
     const uint32_t owner = m.owner[i];
-    // Only through a turn switch that reaches the destination by up*/down*
-    // (its row is never filled), in this piece of the fabric.
-    for (size_t c = 0; c < m.turn.size(); ++c) {
-      const uint32_t t = m.turn[c];
-      turn_entry[c] = t != kNone && reached(m, i, t) ? tables.get(t, lid) : ForwardingTables::kNoPath;
+    const uint32_t c = m.component[owner];
+    const uint32_t t = m.turn[c];
+    const bool through = t != kNone && reached(m, i, t) &&
+                         tables.get(t, Lid{m.lids[i]}) != ForwardingTables::kNoPath;
+    if (through) fillable[c * cwords + i / 64] |= uint64_t{1} << (i % 64);
+    const uint64_t* bits = m.reached.data() + i * words;
+    for (size_t w = 0; w < words; ++w) {
+      uint64_t empty = ~bits[w] & in_piece[c * words + w];
+      if (w == owner / 64) empty &= ~(uint64_t{1} << (owner % 64));
+      const uint64_t filled = through ? empty & toward_piece[c * words + w] : 0;
+      m.fills[i] += static_cast<uint32_t>(std::popcount(filled));
+      m.left[i] += static_cast<uint32_t>(std::popcount(empty) - std::popcount(filled));
     }
-    const uint64_t* bits = m.reached.data() + i * m.words;
-    for (size_t w = 0; w < m.words; ++w) {
-      const uint64_t valid = w + 1 < m.words || n % 64 == 0 ? ~uint64_t{0} : (uint64_t{1} << (n % 64)) - 1;
-      for (uint64_t empty = ~bits[w] & valid; empty != 0; empty &= empty - 1) {
-        const uint32_t s = static_cast<uint32_t>(w * 64 + std::countr_zero(empty));
-        if (owner == s) continue;
-        uint8_t fill = ForwardingTables::kNoPath;
-        if (m.component[owner] == m.component[s]) {
-          if (m.toward[s] == ForwardingTables::kNoPath || turn_entry[m.component[s]] == ForwardingTables::kNoPath) {
-            ++m.left[i];
-          } else {
-            fill = m.toward[s];
-            ++m.fills[i];
-          }
+  }
+  // `reached` by rows: bit i of row s's words, column i reached by s.
+  std::vector<uint64_t>& by_row = m.by_row;
+  by_row.resize(static_cast<size_t>(words) * 64 * cwords);  // every word written below
+  {
+    std::vector<uint64_t> block(64);
+    for (size_t cw = 0; cw < cwords; ++cw) {
+      for (size_t w = 0; w < words; ++w) {
+        for (size_t k = 0; k < 64; ++k) {
+          const size_t i = cw * 64 + k;
+          block[k] = i < columns ? m.reached[i * words + w] : ~uint64_t{0};
         }
-        tables.set(s, lid, fill);
+        transpose64(block.data(), 1, by_row.data() + (w * 64) * cwords + cw, cwords);
       }
     }
+  }
+  // Plain pointers: the byte stores below may alias any vector's members.
+  const uint32_t* owner = m.owner.data();
+  const uint16_t* lids = m.lids.data();
+  for (uint32_t s = 0; s < n; ++s) {
+    const uint8_t toward = m.toward[s];
+    uint8_t* row = tables.row(s).data();
+    const uint64_t* reached_row = by_row.data() + static_cast<size_t>(s) * cwords;
+    // Filled: the piece's columns with a way through its turn switch (its
+    // columns only), when the row has a way toward it; the rest left empty.
+    const uint64_t* fills = fillable.data() + static_cast<size_t>(m.component[s]) * cwords;
+    const bool ways = toward != ForwardingTables::kNoPath;
+    for (size_t cw = 0; cw < cwords; ++cw) {
+      const uint64_t empty = ~reached_row[cw];
+      const uint64_t filled = ways ? empty & fills[cw] : 0;
+      for (uint64_t b = filled; b != 0; b &= b - 1) {
+        const uint32_t i = static_cast<uint32_t>(cw * 64 + std::countr_zero(b));
+        if (owner[i] != s) row[lids[i]] = toward;
+      }
+      for (uint64_t b = empty & ~filled; b != 0; b &= b - 1) {
+        const uint32_t i = static_cast<uint32_t>(cw * 64 + std::countr_zero(b));
+        if (owner[i] != s) row[lids[i]] = ForwardingTables::kNoPath;
+      }
+    }
+  }
+  for (size_t i = 0; i < columns; ++i) {
     out.entries += m.fills[i];
     out.left += m.left[i];
   }
