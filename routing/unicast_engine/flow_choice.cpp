@@ -290,14 +290,14 @@ void Engine::route_deferred_of(const Deferred& d, uint32_t first, uint32_t last,
     return a != kNone && b != kNone && (ring_next_[a] == b || ring_prev_[a] == b);
   };
   if (pass == Pass::kSameRing && !rings_first()) return;
-  if (pass != Pass::kAll) {  // most destinations have none waiting: nothing to set up
-    bool any = false;
-    for (uint32_t j = first; j < last && !any; ++j) {
-      any = pass == Pass::kNeighbours ? neighbour(list[j])
-                                      : same_ring(list[j], d.t) && d.column[list[j]] == ForwardingTables::kNoPath;
-    }
-    if (!any) return;
+  // Most destinations have none waiting for this pass (or none left after
+  // the passes before): nothing to set up.
+  bool any = false;
+  for (uint32_t j = first; j < last && !any; ++j) {
+    const bool waits = d.column[list[j]] == ForwardingTables::kNoPath;
+    any = pass == Pass::kNeighbours ? neighbour(list[j]) : waits && (pass == Pass::kAll || same_ring(list[j], d.t));
   }
+  if (!any) return;
   if (target_ != d.t || modes_of_ != d.modes) {
     // The modes toward the target as phase A had them.
     st_ = d.modes;
