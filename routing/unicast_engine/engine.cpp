@@ -25,13 +25,13 @@ Engine::Engine(const Fabric& fabric, const RoutingOptions& options, const Switch
     // Chunks hold kChunk columns of one switch count.
     if (recycled->chunk_bytes != kChunk * n) recycled->chunks.clear();
     swap_buffers(*recycled);
-    // Storage only: every array is set again below and where it is used;
+    // Storage only: every array is set again below and where it is used
+    // (the entries' records and lists in place, every element written);
     // phase B's mode snapshots are refilled from the front (defer). But the
-    // counters of the chains (balanced by flows), the old flows and the
-    // extra slots, which give_back() leaves all zero, as they are large and
-    // a route touches few of them.
-    ent_.clear(); up_rec_.clear(); down_rec_.clear();
-    up_entries_.clear(); down_entries_.clear(); up_slot_entry_.clear(); port_entry_.clear();
+    // counters of the chains (balanced by flows), the old flows, the extra
+    // slots and a ring's extra flows, which give_back() leaves all zero, as
+    // they are large and a route touches few of them.
+    up_slot_entry_.clear(); port_entry_.clear();
     load_.clear(); slot_cables_.clear();
   }
   // One record per entry, so the hot loops touch one array, not five.
@@ -92,16 +92,27 @@ Engine::Engine(const Fabric& fabric, const RoutingOptions& options, const Switch
     guid_rank_.resize(n);
     for (uint32_t i = 0; i < n; ++i) guid_rank_[by_guid_[i]] = i;
   }
-  // Up and down entries of every switch, each contiguous.
+  // Up and down entries of every switch, each contiguous: counted, then
+  // written in place.
   down_begin_.assign(n + 1, 0);
   up_begin_.assign(n + 1, 0);
   for (uint32_t s = 0; s < n; ++s) {
+    uint32_t ups = 0;
+    for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) ups += ent_[e].up;
+    up_begin_[s + 1] = up_begin_[s] + ups;
+    down_begin_[s + 1] = down_begin_[s] + (g_.end(s) - g_.begin(s) - ups);
+  }
+  up_entries_.resize(up_begin_[n]);
+  up_rec_.resize(up_begin_[n]);
+  down_entries_.resize(down_begin_[n]);
+  down_rec_.resize(down_begin_[n]);
+  for (uint32_t s = 0; s < n; ++s) {
+    uint32_t u = up_begin_[s], d = down_begin_[s];
     for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
-      (ent_[e].up ? up_entries_ : down_entries_).push_back(e);
-      (ent_[e].up ? up_rec_ : down_rec_).push_back(ent_[e]);
+      const uint32_t i = ent_[e].up ? u++ : d++;
+      (ent_[e].up ? up_entries_ : down_entries_)[i] = e;
+      (ent_[e].up ? up_rec_ : down_rec_)[i] = ent_[e];
     }
-    down_begin_[s + 1] = static_cast<uint32_t>(down_entries_.size());
-    up_begin_[s + 1] = static_cast<uint32_t>(up_entries_.size());
   }
   up_clean_.resize(up_rec_.size());
   for (size_t i = 0; i < up_rec_.size(); ++i) up_clean_[i] = up_rec_[i].drained ? n : up_rec_[i].remote;
@@ -137,6 +148,8 @@ void Engine::give_back(EngineBuffers& out) {
   if (old_load_.size() != n * 256) old_load_.assign(n * 256, 0);
   for (const size_t i : extras_touched_) extras_[i] = 0;
   extras_touched_.clear();
+  for (const uint32_t e : ring_extra_touched_) ring_extra_[e] = 0;
+  ring_extra_touched_.clear();
   // Enough chunks for a reroute's columns; a full route's batch (every
   // column) is not worth keeping whole.
   constexpr size_t kKeepChunks = 64;

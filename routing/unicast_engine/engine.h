@@ -428,6 +428,7 @@ class Engine {
   std::vector<uint32_t> ring_id_;  // per leaf (leaf_id_): its ring's number
   uint32_t rings_ = 0;
   std::vector<uint64_t> ring_extra_;  // per entry: flows of one ring that a switch above the leaves took off their slot
+  std::vector<uint32_t> ring_extra_touched_;  // ring_extra_ made nonzero (give_back empties them)
   bool same_ring_pass_ = false;    // phase B routes the flows of one ring (route_deferred_of)
   // Whether the flows of a ring go first, their excess over the bound left
   // to the flows between rings: with two rings or more.

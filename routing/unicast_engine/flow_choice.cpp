@@ -166,6 +166,7 @@ uint32_t Engine::choose_up(uint32_t x, uint32_t f) {
       }
     }
     if (best_fits) {
+      if (ring_extra_[best] == 0 && f != 0) ring_extra_touched_.push_back(best);
       ring_extra_[best] += f;
       return best;
     }

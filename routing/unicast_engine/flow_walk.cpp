@@ -92,7 +92,7 @@ void Engine::setup_flows(const RoutingOptions& options) {
   ring_prev_.assign(num_leaves_, 0);
   ring_next_.assign(num_leaves_, 0);
   ring_id_.assign(num_leaves_, 0);
-  ring_extra_.assign(ent_.size(), 0);
+  if (ring_extra_.size() != ent_.size()) ring_extra_.assign(ent_.size(), 0);  // else all zero (give_back)
   rings_ = 0;
   for (uint32_t i = 0; i < num_leaves_; ++i) leaf_id_[leaves[i]] = i;
   for (uint32_t i = 0, ring = 0; i < num_leaves_; ++ring) {
@@ -113,10 +113,14 @@ void Engine::setup_flows(const RoutingOptions& options) {
   // Ranked from the CAs no link joins two switches of one rank, so any
   // order by rank is top-down: by GUID within a rank, the flows are taken
   // in an order that does not depend on the fabric's node order.
-  if (rk_.kind == RankingKind::kFromCas) {
-    std::sort(order_.begin(), order_.end(), [&](uint32_t a, uint32_t b) {
-      return rk_.rank[a] != rk_.rank[b] ? rk_.rank[a] > rk_.rank[b] : guid_rank_[a] > guid_rank_[b];
-    });
+  if (rk_.kind == RankingKind::kFromCas) {  // rank down, then GUID down: by_guid_ backwards, rank by rank
+    const uint32_t top = n == 0 ? 0 : *std::max_element(rk_.rank.begin(), rk_.rank.end());
+    order_.clear();
+    for (uint32_t r = top + 1; r-- > 0;) {
+      for (uint32_t i = n; i-- > 0;) {
+        if (rk_.rank[by_guid_[i]] == r) order_.push_back(by_guid_[i]);
+      }
+    }
   }
   set_leaf_offsets(options);
   // Pods (three levels and more, ranked from the CAs): the leaves and the
