@@ -101,25 +101,28 @@ void SwitchGraph::derive(const SwitchGraph& like, const Fabric& fabric, std::spa
   begin_.assign(n + 1, 0);
   for (uint32_t s = 0; s < n; ++s) begin_[s + 1] = begin_[s] + (like.end(s) - like.begin(s)) + delta[s];
   const uint32_t m = begin_[n];
+  // Every element of these is written below (an entry gone has no move,
+  // one that came no origin).
   remote_.resize(m);
   port_.resize(m);
   link_.resize(m);
-  rev_.assign(m, kNone);
+  rev_.resize(m);
   std::vector<uint32_t>& moved = moved_;    // like's entry -> this graph's
   std::vector<uint32_t>& origin = origin_;  // and back
-  moved.assign(like.num_entries(), kNone);
-  origin.assign(m, kNone);
+  moved.resize(like.num_entries());
+  origin.resize(m);
   size_t gi = 0, ci = 0;
   for (uint32_t s = 0; s < n; ++s) {
     uint32_t e = begin_[s];
     const bool touched = (gi < gone.size() && gone[gi].first == s) || (ci < come.size() && come[ci].first == s);
     if (!touched) {  // the same entries, shifted
-      for (uint32_t o = like.begin(s); o < like.end(s); ++o, ++e) {
-        remote_[e] = like.remote_[o];
-        port_[e] = like.port_[o];
-        link_[e] = like.link_[o];
-        moved[o] = e;
-        origin[e] = o;
+      const uint32_t o0 = like.begin(s), count = like.end(s) - o0;
+      std::copy_n(like.remote_.begin() + o0, count, remote_.begin() + e);
+      std::copy_n(like.port_.begin() + o0, count, port_.begin() + e);
+      std::copy_n(like.link_.begin() + o0, count, link_.begin() + e);
+      for (uint32_t k = 0; k < count; ++k) {
+        moved[o0 + k] = e + k;
+        origin[e + k] = o0 + k;
       }
       continue;
     }
@@ -129,7 +132,7 @@ void SwitchGraph::derive(const SwitchGraph& like, const Fabric& fabric, std::spa
     for (uint32_t p = 1; p <= nd.num_ports; ++p) {
       if (gi < gone.size() && gone[gi] == std::pair<uint32_t, uint8_t>{s, static_cast<uint8_t>(p)}) {
         ++gi;
-        ++o;  // like's entry of this port
+        moved[o++] = kNone;  // like's entry of this port
         continue;
       }
       if (ci < come.size() && come[ci] == std::pair<uint32_t, uint8_t>{s, static_cast<uint8_t>(p)}) {
@@ -138,7 +141,7 @@ void SwitchGraph::derive(const SwitchGraph& like, const Fabric& fabric, std::spa
         remote_[e] = sw_of_node_[fabric.port(port.remote).node.value()];
         port_[e] = static_cast<uint8_t>(p);
         link_[e] = port.link;
-        ++e;
+        origin[e++] = kNone;
         continue;
       }
       if (o < like.end(s) && like.port_[o] == p) {
@@ -153,20 +156,17 @@ void SwitchGraph::derive(const SwitchGraph& like, const Fabric& fabric, std::spa
   }
   // The same cable seen from the far end: like's, moved; for an entry that
   // came, found among the far switch's own few.
-  for (uint32_t s = 0; s < n; ++s) {
-    for (uint32_t e = begin_[s]; e < begin_[s + 1]; ++e) {
-      if (rev_[e] != kNone) continue;
-      const uint32_t o = origin[e];
-      if (o != kNone) {  // (its far end's entry stays too: the same cable)
-        rev_[e] = moved[like.rev_[o]];
-        continue;
-      }
-      for (uint32_t f = begin_[remote_[e]]; f < begin_[remote_[e] + 1]; ++f) {
-        if (link_[f] == link_[e] && f != e) {
-          rev_[e] = f;
-          rev_[f] = e;
-          break;
-        }
+  for (uint32_t e = 0; e < m; ++e) {
+    const uint32_t o = origin[e];
+    if (o != kNone) {  // (its far end's entry stays too: the same cable)
+      rev_[e] = moved[like.rev_[o]];
+      continue;
+    }
+    rev_[e] = kNone;
+    for (uint32_t f = begin_[remote_[e]]; f < begin_[remote_[e] + 1]; ++f) {
+      if (link_[f] == link_[e] && f != e) {
+        rev_[e] = f;
+        break;
       }
     }
   }
