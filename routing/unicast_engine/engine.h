@@ -151,6 +151,15 @@ class Engine {
   void prepare_template();
   void route_leaves(uint32_t t, uint32_t slot);
   void set_digits(uint32_t t, uint32_t slot);
+  // set_digits is a function of the target's modes and the cabling: it
+  // records what it set (the nominal down entries it stamped, in pairs) for
+  // the destination deferred next, and phase B replays that.
+  struct DigitsOf {
+    uint32_t t = kNone, slot = 0, stamp = 0;
+  } digits_of_;
+  std::vector<uint32_t> digits_rec_;   // (switch, down entry) pairs of the last set_digits
+  std::vector<uint32_t> digits_pool_;  // per deferred destination: digit_, digit_slot_, count, pairs
+  void replay_digits(const std::vector<uint32_t>& pool, uint32_t at);
   uint32_t next_entry(uint32_t s) const;
   uint32_t down_pick(uint32_t y);
   uint32_t nominal_down(uint32_t y) const;
@@ -403,6 +412,10 @@ class Engine {
     Lid lid;
     uint32_t t, slot, first_broken;
     const SwitchState* modes = nullptr;  // toward t: in modes_ of that lane, or the memo's row
+    // What set_digits left for it in phase A (digits_of_), in that lane's
+    // digits_pool_ at digits_at: phase B sets them again from there.
+    const std::vector<uint32_t>* digits_pool = nullptr;
+    uint32_t digits_at = 0;
   };
   void defer(Deferred d);
   std::deque<std::vector<SwitchState>> modes_;  // per target with deferred destinations (recycled beyond modes_used_)

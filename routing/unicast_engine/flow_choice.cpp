@@ -309,7 +309,11 @@ void Engine::route_deferred_of(const Deferred& d, uint32_t first, uint32_t last,
   }
   column_ = d.column;
   ++stamp_;  // a new destination: marks start afresh
-  set_digits(d.t, d.slot);
+  if (d.digits_pool != nullptr) {
+    replay_digits(*d.digits_pool, d.digits_at);
+  } else {
+    set_digits(d.t, d.slot);
+  }
   if (pass == Pass::kNeighbours) {
     for (uint32_t j = first; j < last; ++j) {
       const uint32_t x = list[j];

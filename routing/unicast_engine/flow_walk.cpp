@@ -249,6 +249,8 @@ void Engine::set_leaf_offsets(const RoutingOptions& options) {
 // the slot at which its leaf hangs off the nominal parent, and so on up
 // (the next usable parent when the nominal one is not).
 void Engine::set_digits(uint32_t t, uint32_t slot) {
+  digits_of_ = {t, slot, stamp_};
+  digits_rec_.clear();
   std::fill(digit_.begin(), digit_.end(), 0);
   const uint32_t r0 = rk_.rank[t];
   digit_[r0] = slot + leaf_offset_[t];
@@ -272,6 +274,8 @@ void Engine::set_digits(uint32_t t, uint32_t slot) {
     if (exact) {  // the way the healthy tree comes down from p
       down_stamp_[p] = stamp_;
       down_nom_[p] = rev(e);
+      digits_rec_.push_back(p);
+      digits_rec_.push_back(rev(e));
     }
     digit_[rk_.rank[p]] = down_slot(p, rev(e));
     x = p;
@@ -289,6 +293,8 @@ void Engine::set_digits(uint32_t t, uint32_t slot) {
       if (down_stamp_[p] == stamp_) break;  // the chain, or a plane already done
       down_stamp_[p] = stamp_;
       down_nom_[p] = rev(e);
+      digits_rec_.push_back(p);
+      digits_rec_.push_back(rev(e));
       x = p;
       const uint32_t k = slots_up_[rk_.rank[x]];
       if (k == 0) break;
@@ -394,7 +400,29 @@ void Engine::route_destination_flows(uint32_t t, uint32_t slot) {
 // Records a destination with switches left for phase B, with a copy of the
 // modes toward its leaf (one per target and lane), so that phase B need not
 // work them out again.
+// set_digits' result, as it left it for a destination (defer).
+void Engine::replay_digits(const std::vector<uint32_t>& pool, uint32_t at) {
+  const uint32_t* p = pool.data() + at;
+  std::copy(p, p + digit_.size(), digit_.begin());
+  p += digit_.size();
+  std::copy(p, p + digit_slot_.size(), digit_slot_.begin());
+  p += digit_slot_.size();
+  const uint32_t pairs = *p++;
+  for (uint32_t i = 0; i < pairs; ++i, p += 2) {
+    down_stamp_[p[0]] = stamp_;
+    down_nom_[p[0]] = p[1];
+  }
+}
+
 void Engine::defer(Deferred d) {
+  if (digits_of_.t == d.t && digits_of_.slot == d.slot && digits_of_.stamp == stamp_) {
+    d.digits_pool = &digits_pool_;
+    d.digits_at = static_cast<uint32_t>(digits_pool_.size());
+    digits_pool_.insert(digits_pool_.end(), digit_.begin(), digit_.end());
+    digits_pool_.insert(digits_pool_.end(), digit_slot_.begin(), digit_slot_.end());
+    digits_pool_.push_back(static_cast<uint32_t>(digits_rec_.size() / 2));
+    digits_pool_.insert(digits_pool_.end(), digits_rec_.begin(), digits_rec_.end());
+  }
   // A row of the memo before (load_modes) stays as it is until phase B is
   // done: the target's modes are the memo's, so nothing writes that row.
   if (st_ != own_st_.data()) {
