@@ -332,6 +332,8 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
       }
       load_modes(t);
       list_modes(t);
+    } else if (prior_ != nullptr && modes_patched(t)) {
+      list_modes(t);
     } else {
       prepare_target(t);
     }

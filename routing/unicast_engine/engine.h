@@ -177,6 +177,7 @@ class Engine {
   // incremental.cpp
   void save_modes(uint32_t t);
   bool modes_kept(uint32_t t) const;
+  bool modes_patched(uint32_t t);
   void load_modes(uint32_t t);
   void list_modes(uint32_t t);
   bool mark_dirty(uint32_t t);

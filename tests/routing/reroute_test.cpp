@@ -105,15 +105,22 @@ State step(const State& from, Fabric f, std::vector<uint8_t> drained, const std:
     EXPECT_EQ(inc->stats.memo_in_place, gave) << what << (gave ? ": a memo given up was copied"
                                                                : ": a memo still shared was written in place");
   }
-  auto oracle = route_unicast(to.fabric, to.options);
+  auto oracle = route_unicast_tracked(to.fabric, to.options);
   EXPECT_TRUE(oracle.ok()) << what;
   if (!inc.ok() || !oracle.ok()) return to;
   to.routed = std::move(inc).value();
-  EXPECT_TRUE(to.routed.result.tables == oracle.value().tables)
-      << what << ": " << first_difference(to.routed.result.tables, oracle.value().tables) << " ("
+  EXPECT_TRUE(to.routed.result.tables == oracle->result.tables)
+      << what << ": " << first_difference(to.routed.result.tables, oracle->result.tables) << " ("
       << (to.routed.stats.incremental ? "incremental" : "full: " + to.routed.stats.full_reason) << ", "
       << to.routed.stats.columns_recomputed << " of " << to.routed.stats.columns << " columns)";
-  expect_same_report(to.routed.result.report, oracle.value().report, what);
+  expect_same_report(to.routed.result.report, oracle->result.report, what);
+  // The memo the next reroute starts from: every target's modes and their
+  // summary as a full route works them out.
+  if (to.routed.memo != nullptr && oracle->memo != nullptr) {
+    const RouteMemo &got = *to.routed.memo, &want = *oracle->memo;
+    EXPECT_TRUE(got.modes_at == want.modes_at && got.modes == want.modes) << what << ": the memo's modes differ";
+    EXPECT_TRUE(got.reach == want.reach) << what << ": the memo's reach summaries differ";
+  }
   if (stats_out != nullptr) *stats_out = to.routed.stats;
   return to;
 }
