@@ -38,6 +38,7 @@ struct Ranking {
   std::vector<uint32_t> roots;  // switches with no up link
   uint32_t levels = 0;          // distinct ranks in use
   bool all_from_cas = false;    // kFromCas and every switch reached from a CA
+  bool operator==(const Ranking&) const = default;
 
   bool up(uint32_t from, uint32_t to) const {
     return rank[to] > rank[from] || (rank[to] == rank[from] && to > from);
