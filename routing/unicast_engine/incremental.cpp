@@ -150,30 +150,32 @@ bool Engine::modes_kept(uint32_t t) const {
 }
 
 // Instead of prepare_target for a switch target (not a leaf), when the one
-// change is a leaf's up link going down on a fabric without drains and the
-// leaf has no other way up to the target: the memo's modes with the leaf
-// unreachable, as prepare_target would have them. Nothing else moves: a
-// leaf is above no switch, so no other switch's distance goes through it
-// (going down, a distance is measured from the target up, which a leaf is
-// not on; climbing, from the parents). A leaf with another parent that
-// reaches the target is left to prepare_target (in a tree of three levels
-// or fewer that parent is as near, and modes_kept kept the modes).
+// change is a leaf's up link going down or coming back on a fabric without
+// drains: the memo's modes with the leaf's worked out again, as
+// prepare_target would have them. Nothing else moves: a leaf is above no
+// switch, so no other switch's distance goes through it (going down, a
+// distance is measured from the target up, which a leaf is not on;
+// climbing, from the parents), and its own is one more than its nearest
+// parent's, or none.
 bool Engine::modes_patched(uint32_t t) {
   if (prior_->changed.size() != 1 || has_drains_ || prior_->had_drains) return false;
   const ChangedLink& c = prior_->changed[0];
   const uint32_t u = c.lower;
-  if (!c.up_before || c.up_now || c.drained_before || c.drained_now) return false;
+  if (c.up_before == c.up_now || c.drained_before || c.drained_now) return false;
   if (rk_.rank[u] != 0 || rk_.rank[t] == 0 || u == t) return false;
   const RouteMemo& memo = *prior_->memo;
   const uint32_t at = memo.modes_at[t];
   if (at == RouteMemo::kNoModes || memo.reach[at] == RouteMemo::kSomeTier2) return false;
   const uint32_t n = g_.num_switches();
   const SwitchState* row = memo.modes.data() + static_cast<size_t>(at) * n;
-  for (uint32_t i = up_begin_[u]; i < up_begin_[u + 1]; ++i) {
-    if (is_tier1(row[up_rec_[i].remote].mode)) return false;
-  }
   std::copy(row, row + n, own_st_.begin());
+  uint16_t nearest = kInf;
+  for (uint32_t i = up_begin_[u]; i < up_begin_[u + 1]; ++i) {
+    const SwitchState& p = row[up_rec_[i].remote];
+    if (is_tier1(p.mode)) nearest = std::min(nearest, p.val);
+  }
   own_st_[u] = SwitchState{};  // unreachable
+  if (nearest < kInf - 1) own_st_[u] = SwitchState{static_cast<uint16_t>(nearest + 1), Mode::kUp, 0};
   st_ = own_st_.data();
   ++target_stamp_;
   cand_.clear();
