@@ -217,6 +217,38 @@ void Engine::planes_down(uint32_t t) {
 
 // Whether the nominal path of x (an up-mode switch) is whole: mark_nominal's
 // valid_, from x up (set_digits first).
+// After modes_patched, a switch target whose one change is a leaf u that
+// lost its way up to it: its columns are the route before's (as the walk
+// left them, before the switch turns' fills: flush keeps them so) with u's
+// entry empty. The walk's chains climb from the target, above u; its cones
+// go down from them and a switch in a cone takes, among its own links up
+// into the cone, the one its own counters favour, so u, which no longer
+// climbs there, moved only its own entry; nor does it change the switches
+// outside the cones (each by its own cursor). False if u is still reached
+// (a walk then), or the memo keeps no such columns.
+bool Engine::patch_switch_column(uint32_t t) {
+  const ChangedLink& c = prior_->changed[0];
+  if (c.up_now || st_[c.lower].mode != Mode::kUnreachable || !flows_ || memo_ == nullptr) return false;
+  const uint32_t n = g_.num_switches();
+  const Port& p0 = fabric_.port(fabric_.node(g_.node(t)).first_port);
+  const std::vector<uint8_t, UninitializedAllocator<uint8_t>>& store = prior_->memo->columns;
+  reserve_columns(1u << p0.lmc);
+  for (uint32_t k = 0; k < (1u << p0.lmc); ++k) {
+    const Lid lid{static_cast<uint16_t>(p0.lid.value + k)};
+    if (!lid.valid()) continue;
+    if (static_cast<size_t>(lid.value + 1) * n > store.size()) return false;
+  }
+  for (uint32_t k = 0; k < (1u << p0.lmc); ++k) {
+    const Lid lid{static_cast<uint16_t>(p0.lid.value + k)};
+    if (!lid.valid()) continue;
+    begin_column(lid);
+    std::memcpy(column_, store.data() + static_cast<size_t>(lid.value) * n, n);
+    column_[c.lower] = ForwardingTables::kNoPath;
+    ++report_.lids_routed;
+  }
+  return true;
+}
+
 bool Engine::nominal_whole(uint32_t x) const {
   for (uint32_t hops = 0; hops < kInf; ++hops) {
     const uint32_t e = nominal_up(x);

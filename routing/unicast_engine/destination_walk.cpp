@@ -211,7 +211,20 @@ void Engine::flush() {
       }
       continue;
     }
-    if (copy != nullptr) std::memcpy(copy, column, n);
+    if (copy != nullptr) {
+      // A switch LID an incremental route wrote: kept as its walk left it,
+      // without the switch turns' fills (turn_columns filled the batch), as
+      // a full route keeps it (its fills go into the tables only), for
+      // patch_switch_column.
+      const TurnsMemo& turns = memo_->turns;
+      const uint32_t i = prior_ != nullptr && lid.value < turns.column_of.size() ? turns.column_of[lid.value] : kNone;
+      if (i == kNone) {
+        std::memcpy(copy, column, n);
+      } else {
+        const uint64_t* bits = turns.reached.data() + i * turns.words;
+        for (uint32_t s = 0; s < n; ++s) copy[s] = (bits[s / 64] >> (s % 64) & 1) != 0 ? column[s] : ForwardingTables::kNoPath;
+      }
+    }
     flush_order_.push_back(static_cast<uint32_t>(b));
   }
   const size_t total = flush_order_.size();

@@ -333,6 +333,10 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
       load_modes(t);
       list_modes(t);
     } else if (prior_ != nullptr && modes_patched(t)) {
+      if (patch_switch_column(t)) {
+        if (memo_ != nullptr) save_modes(t);
+        continue;
+      }
       list_modes(t);
     } else {
       prepare_target(t);

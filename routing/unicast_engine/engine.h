@@ -178,6 +178,7 @@ class Engine {
   void save_modes(uint32_t t);
   bool modes_kept(uint32_t t) const;
   bool modes_patched(uint32_t t);
+  bool patch_switch_column(uint32_t t);
   void load_modes(uint32_t t);
   void list_modes(uint32_t t);
   bool mark_dirty(uint32_t t);
