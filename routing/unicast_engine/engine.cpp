@@ -355,6 +355,10 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
     finish_columns(first_col);
   }
   if (flows_) clear_counters();  // all zero again, for give_back()
+  // The loads before, per live entry: added by the last lane while the
+  // others finish (absorb brings them to lane 0; take_prior_loads takes the
+  // old flows out).
+  if (flows_ && prior_ != nullptr && lanes > 1 && lane + 1 == lanes) add_prior_loads();
 }
 
 void Engine::export_statics(EngineStatics& out) const {

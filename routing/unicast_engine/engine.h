@@ -178,6 +178,8 @@ class Engine {
   void save_modes(uint32_t t);
   bool modes_kept(uint32_t t) const;
   bool modes_patched(uint32_t t);
+  void add_prior_loads();
+  bool prior_loads_added_ = false;  // add_prior_loads ran on this lane
   bool patch_switch_column(uint32_t t);
   void load_modes(uint32_t t);
   void list_modes(uint32_t t);

@@ -474,14 +474,22 @@ std::vector<uint32_t> cable_map(const Fabric& fabric, const SwitchGraph& graph) 
   return cable;
 }
 
-bool Engine::take_prior_loads(const std::vector<const Engine*>& lanes) {
+void Engine::add_prior_loads() {
   const uint32_t n = g_.num_switches();
   const RouteMemo& memo = *prior_->memo;
-  // Loads before, per live entry, less the re-walked columns' (every
-  // lane's, where they touched).
   for (uint32_t s = 0; s < n; ++s) {
     for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) load_[e] += memo.phase_a_load[static_cast<size_t>(s) * 256 + port(e)];
   }
+  prior_loads_added_ = true;
+}
+
+bool Engine::take_prior_loads(const std::vector<const Engine*>& lanes) {
+  const RouteMemo& memo = *prior_->memo;
+  // Loads before, per live entry (a lane added them, absorbed since), less
+  // the re-walked columns' (every lane's, where they touched).
+  bool added = false;
+  for (const Engine* lane : lanes) added = added || lane->prior_loads_added_;
+  if (!added) add_prior_loads();
   for (const Engine* lane : lanes) {
     for (const size_t i : lane->old_touched_) {
       const uint32_t e = entry_of_port(static_cast<uint32_t>(i / 256), static_cast<uint32_t>(i % 256));
