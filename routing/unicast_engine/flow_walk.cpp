@@ -66,6 +66,16 @@ void Engine::setup_flows(const RoutingOptions& options) {
       if (at == kNone) at = e;
     }
   }
+  up_hop_.resize(up_slot_entry_.size());
+  for (size_t i = 0; i < up_slot_entry_.size(); ++i) {
+    const uint32_t e = up_slot_entry_[i];
+    if (e == kNone) {
+      up_hop_[i] = UpHop{};
+      continue;
+    }
+    const Entry& back = ent_[rev(e)];
+    up_hop_[i] = UpHop{remote(e), rev(e), static_cast<uint16_t>(down_slot(remote(e), rev(e))), back.up, back.drained};
+  }
   // Sequence of each switch among those of its rank, in GUID order: spreads
   // the ties of like switches without depending on node order.
   // The leaf cut bound of all-to-all: the flows a leaf sends (and receives)
@@ -260,24 +270,24 @@ void Engine::set_digits(uint32_t t, uint32_t slot) {
     const uint32_t k = slots_up_[r];
     if (k == 0) break;
     const uint32_t want = digit_[r] % k;
-    uint32_t e = kNone;
-    for (uint32_t i = 0; i < k && e == kNone; ++i) {
+    const UpHop* hop = nullptr;
+    for (uint32_t i = 0; i < k && hop == nullptr; ++i) {
       watch_hit_ = watch_hit_ || (x == watch_lower_ && (want + i) % k == watch_slot_);
-      const uint32_t c = up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + (want + i) % k];
-      if (c != kNone && cand_ok(remote(c), rev(c))) {
-        e = c;
+      const UpHop& h = up_hop_[static_cast<size_t>(x) * slot_stride_ + (want + i) % k];
+      if (hop_ok(x, h)) {
+        hop = &h;
         exact = exact && i == 0;
       }
     }
-    if (e == kNone) break;
-    const uint32_t p = remote(e);
+    if (hop == nullptr) break;
+    const uint32_t p = hop->parent;
     if (exact) {  // the way the healthy tree comes down from p
       down_stamp_[p] = stamp_;
-      down_nom_[p] = rev(e);
+      down_nom_[p] = hop->back;
       digits_rec_.push_back(p);
-      digits_rec_.push_back(rev(e));
+      digits_rec_.push_back(hop->back);
     }
-    digit_[rk_.rank[p]] = down_slot(p, rev(e));
+    digit_[rk_.rank[p]] = hop->down_slot;
     x = p;
   }
   for (size_t r = 0; r < slots_up_.size(); ++r) digit_slot_[r] = slots_up_[r] == 0 ? 0 : digit_[r] % slots_up_[r];
@@ -286,19 +296,19 @@ void Engine::set_digits(uint32_t t, uint32_t slot) {
   // sent there in phase B.
   const uint32_t k0 = slots_up_[r0];
   for (uint32_t i = 0; i < k0; ++i) {
-    uint32_t e = up_slot_entry_[static_cast<size_t>(t) * slot_stride_ + i];
+    const UpHop* h = &up_hop_[static_cast<size_t>(t) * slot_stride_ + i];
     watch_hit_ = watch_hit_ || (t == watch_lower_ && i == watch_slot_);
-    for (uint32_t x = t; e != kNone && cand_ok(remote(e), rev(e));) {
-      const uint32_t p = remote(e);
+    for (uint32_t x = t; hop_ok(x, *h);) {
+      const uint32_t p = h->parent;
       if (down_stamp_[p] == stamp_) break;  // the chain, or a plane already done
       down_stamp_[p] = stamp_;
-      down_nom_[p] = rev(e);
+      down_nom_[p] = h->back;
       digits_rec_.push_back(p);
-      digits_rec_.push_back(rev(e));
+      digits_rec_.push_back(h->back);
       x = p;
       const uint32_t k = slots_up_[rk_.rank[x]];
       if (k == 0) break;
-      e = up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + digit_slot_[rk_.rank[x]]];
+      h = &up_hop_[static_cast<size_t>(x) * slot_stride_ + digit_slot_[rk_.rank[x]]];
       watch_hit_ = watch_hit_ || (x == watch_lower_ && digit_slot_[rk_.rank[x]] == watch_slot_);
     }
   }
