@@ -244,6 +244,7 @@ bool Engine::patch_switch_column(uint32_t t) {
     begin_column(lid);
     std::memcpy(column_, store.data() + static_cast<size_t>(lid.value) * n, n);
     column_[c.lower] = ForwardingTables::kNoPath;
+    point_columns_.emplace_back(batch_lids_.size() - 1, c.lower);
     ++report_.lids_routed;
   }
   return true;

@@ -195,10 +195,28 @@ void Engine::flush() {
     }
   }
   flush_order_.clear();
+  size_t point = 0;  // point_columns_ next
   for (size_t b = 0; b < batch_lids_.size(); ++b) {
     const Lid lid = batch_lids_[b];
     uint8_t* copy = flows_ && memo_ != nullptr ? memo_->columns.data() + static_cast<size_t>(lid.value) * n : nullptr;
     const uint8_t* column = column_at(b);
+    if (point < point_columns_.size() && point_columns_[point].first == b) {
+      // A column patch_switch_column emptied one row of (u, no longer
+      // reached): the tables differ from the route before only there, and
+      // the switch turns fill that row, or every row the walk left empty
+      // when they are worked out again after the flush. Unless u is the
+      // turn switch and they are not: then which rows they fill may move,
+      // and the column is written whole.
+      const uint32_t u = point_columns_[point++].second;
+      const TurnsMemo& turns = memo_->turns;
+      const bool turn = u >= turns.component.size() || turns.component[u] >= turns.turn.size() ||
+                        turns.turn[turns.component[u]] == u;
+      if ((!turn || turns_refilled_) && copy != nullptr) {
+        copy[u] = ForwardingTables::kNoPath;  // as the walk left it: the rest is the route before's
+        tables_.set(u, lid, column[u]);
+        continue;
+      }
+    }
     if (sparse && ca_lid_[lid.value]) {
       for (uint32_t s0 = 0; s0 < n; s0 += 8) {
         const uint32_t s1 = std::min(n, s0 + 8);
@@ -274,6 +292,7 @@ void Engine::flush() {
     }
   }
   batch_lids_.clear();
+  point_columns_.clear();
 }
 
 }  // namespace railyard::routing::unicast

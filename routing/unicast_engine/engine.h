@@ -181,6 +181,15 @@ class Engine {
   void add_prior_loads();
   bool prior_loads_added_ = false;  // add_prior_loads ran on this lane
   bool patch_switch_column(uint32_t t);
+  // Its columns in the batch and the one row each emptied, in batch order:
+  // flush writes only that row of such a column.
+  std::vector<std::pair<size_t, uint32_t>> point_columns_;
+  bool turns_refilled_ = false;  // the switch turns fill every column again after the flush (refill_turns)
+
+ public:
+  void set_turns_refilled(bool refilled) { turns_refilled_ = refilled; }
+
+ private:
   void load_modes(uint32_t t);
   void list_modes(uint32_t t);
   bool mark_dirty(uint32_t t);

@@ -226,6 +226,10 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
     for (const auto& e : engines) e->switch_lid_columns(memo->turns.column_of, written);
     turned = unicast::turn_columns(fabric, graph, ranking, out.tables, written, memo->turns, turns);
   }
+  // refill_turns rewrites every entry the walks left empty, from the bits
+  // (route_switch_turns would read the tables instead).
+  const bool refilled = !turned && prior != nullptr && memo != nullptr && memo->turns.valid;
+  for (const auto& e : engines) e->set_turns_refilled(refilled);
   in_lanes([&](uint32_t lane) { engines[lane]->flush(); });
   if (options.flow_balance) {
     std::vector<TableMove> moves;
