@@ -76,6 +76,9 @@ class Engine {
 
   // Writes the batched columns into the tables.
   void flush();
+  // Whether the switch turns fill every column again after the flush
+  // (refill_turns): flush then writes a patched switch column's one row.
+  void set_turns_refilled(bool refilled) { turns_refilled_ = refilled; }
   // The batch's columns whose LID has a column in `column_of` (switch LIDs:
   // TurnsMemo), appended to `out`.
   void switch_lid_columns(const std::vector<uint32_t>& column_of, std::vector<std::pair<Lid, uint8_t*>>& out);
@@ -185,11 +188,6 @@ class Engine {
   // flush writes only that row of such a column.
   std::vector<std::pair<size_t, uint32_t>> point_columns_;
   bool turns_refilled_ = false;  // the switch turns fill every column again after the flush (refill_turns)
-
- public:
-  void set_turns_refilled(bool refilled) { turns_refilled_ = refilled; }
-
- private:
   void load_modes(uint32_t t);
   void list_modes(uint32_t t);
   bool mark_dirty(uint32_t t);
@@ -230,6 +228,16 @@ class Engine {
   bool switch_column_kept(uint32_t t);
   const SwitchState* lazy_modes_ = nullptr;
   SwitchState state(uint32_t s) const { return st_[s]; }
+  // Target t's modes are `modes` from now on (the memo's row when
+  // from_memo; `lazy` as begin_lazy leaves it): candidate lists start afresh.
+  void begin_target(uint32_t t, const SwitchState* modes, bool from_memo, const SwitchState* lazy) {
+    st_ = modes;
+    ++target_stamp_;
+    cand_.clear();
+    target_ = t;
+    modes_from_memo_ = from_memo;
+    lazy_modes_ = lazy;
+  }
 
   // destination_walk.cpp
   void route_destination(Lid lid, uint32_t t, uint8_t port_at_target, uint32_t slot);

@@ -176,12 +176,7 @@ bool Engine::modes_patched(uint32_t t) {
   }
   own_st_[u] = SwitchState{};  // unreachable
   if (nearest < kInf - 1) own_st_[u] = SwitchState{static_cast<uint16_t>(nearest + 1), Mode::kUp, 0};
-  st_ = own_st_.data();
-  ++target_stamp_;
-  cand_.clear();
-  target_ = t;
-  modes_from_memo_ = false;
-  lazy_modes_ = nullptr;
+  begin_target(t, own_st_.data(), false, nullptr);
   return true;
 }
 
@@ -191,12 +186,7 @@ bool Engine::modes_patched(uint32_t t) {
 void Engine::load_modes(uint32_t t) {
   const RouteMemo& memo = *prior_->memo;
   const uint32_t at = memo.modes_at[t];
-  st_ = memo.modes.data() + static_cast<size_t>(at) * g_.num_switches();
-  ++target_stamp_;
-  cand_.clear();
-  target_ = t;
-  modes_from_memo_ = true;
-  lazy_modes_ = nullptr;
+  begin_target(t, memo.modes.data() + static_cast<size_t>(at) * g_.num_switches(), true, nullptr);
   if (memo.reach[at] == RouteMemo::kAllTier1) {  // account_ca_destination's summary, as begin_lazy
     reach_ = all_tier1_;
     reach_.stamp = target_stamp_;
@@ -222,12 +212,8 @@ bool Engine::begin_lazy(uint32_t t) {
       if (lid < memo.deferred.size() && memo.deferred[lid]) return false;
     }
   }
-  lazy_modes_ = memo.modes.data() + static_cast<size_t>(at) * g_.num_switches();
-  st_ = lazy_modes_;
-  ++target_stamp_;
-  cand_.clear();
-  target_ = t;
-  modes_from_memo_ = true;
+  const SwitchState* row = memo.modes.data() + static_cast<size_t>(at) * g_.num_switches();
+  begin_target(t, row, true, row);
   reach_ = all_tier1_;  // account_ca_destination's summary, counted once per route
   reach_.stamp = target_stamp_;
   return true;
@@ -242,12 +228,8 @@ bool Engine::begin_lazy(uint32_t t) {
 // memo's row in lazy_modes_ (save_modes copies it as it is).
 bool Engine::switch_column_kept(uint32_t t) {
   const RouteMemo& memo = *prior_->memo;
-  lazy_modes_ = memo.modes.data() + static_cast<size_t>(memo.modes_at[t]) * g_.num_switches();
-  st_ = lazy_modes_;
-  ++target_stamp_;
-  cand_.clear();
-  target_ = t;
-  modes_from_memo_ = true;
+  const SwitchState* row = memo.modes.data() + static_cast<size_t>(memo.modes_at[t]) * g_.num_switches();
+  begin_target(t, row, true, row);
   for (const ChangedLink& c : prior_->changed) {
     const SwitchState su = state(c.lower), sv = state(c.upper);
     if (su.val == kInf || sv.val == kInf) continue;
