@@ -28,6 +28,8 @@
 namespace railyard::routing::test {
 namespace {
 
+using test::options_for;
+
 struct Case {
   TopologyKind kind;
   uint32_t servers, rails, radix;
@@ -45,14 +47,6 @@ constexpr Case kCases[] = {
 
 Degraded degrade(const Degrader& d, const Case& c) {
   return c.drain_pct > 0 ? d.drain(c.drain_pct, Tier::kAny, 1) : d.cut(c.cut_pct, Tier::kAny, 1);
-}
-
-RoutingOptions options_for(const Fabric& f, std::vector<uint8_t> drained) {
-  auto planned = plan_routing(f, {}, map_rails(f, {}));
-  EXPECT_TRUE(planned.ok());
-  RoutingOptions o = std::move(planned).value();
-  o.drained = std::move(drained);
-  return o;
 }
 
 TEST(PhaseBLanes, SplitRoutesStayConnectedDeadlockFreeMinimalAndBalanced) {

@@ -10,8 +10,20 @@
 
 #include "routing/generator.h"
 #include "routing/lft.h"
+#include "routing/rails.h"
+#include "routing/routing_plan.h"
+#include "routing/unicast_engine.h"
 
 namespace railyard::routing::test {
+
+// The planned routing options of f (rails mapped, no policy) with `drained`.
+inline RoutingOptions options_for(const Fabric& f, const std::vector<uint8_t>& drained) {
+  auto planned = plan_routing(f, {}, map_rails(f, {}));
+  EXPECT_TRUE(planned.ok());
+  RoutingOptions o = std::move(planned).value();
+  o.drained = drained;
+  return o;
+}
 
 // With LIDs assigned unless `lids` is false.
 inline Fabric generate(GeneratorSpec spec, bool lids = true) {
