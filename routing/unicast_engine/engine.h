@@ -261,19 +261,8 @@ class Engine {
   // Whether entry x (a record of ent_) of switch s is a legal shortest next
   // hop toward the target.
   bool cand_ok(uint32_t s, const Entry& x) const { return cand_ok(st_[s], st_[x.remote], x); }
-  static bool cand_ok(SwitchState ss, SwitchState sr, const Entry& x) { return cand_ok(ss, sr, x.up, x.drained); }
   // The same from the states of the switch (ss) and of x's far end (sr).
-  static bool cand_ok(SwitchState ss, SwitchState sr, uint8_t up, uint8_t drained) {
-    if (ss.mode == Mode::kUnreachable) return false;
-    const bool down = is_down(ss.mode);
-    if (up == down) return false;  // wrong direction
-    const bool tier1 = is_tier1(ss.mode);
-    if (tier1 && (drained || !is_tier1(sr.mode))) return false;  // tier 1 stays clean
-    if (sr.val == kInf || sr.val + 1 != ss.val) return false;
-    if (down && !is_down(sr.mode)) return false;  // entering going down: it must go down too
-    if (!tier1 && ss.clean_only && drained) return false;
-    return true;
-  }
+  static bool cand_ok(SwitchState ss, SwitchState sr, const Entry& x) { return link_ok(ss, sr, x.up, x.drained); }
   bool cand_ok(uint32_t s, uint32_t e) const { return cand_ok(s, ent_[e]); }
 
   // The candidate list of s for the current target: [first, first + count) of cand_.
@@ -411,19 +400,12 @@ class Engine {
   std::vector<uint8_t> leaf_children_;   // per switch: has a leaf below it (ranked from the CAs, else empty)
   bool fed(uint32_t x) const;
   std::vector<uint32_t> up_slot_entry_;  // per switch x slot: the up entry in that slot, or kNone
-  // The same hop as one record (set_digits climbs by them): the parent, its
-  // entry back down (rev), that entry's down slot and flags.
-  struct UpHop {
-    uint32_t parent = kNone;
-    uint32_t back = kNone;
-    uint16_t down_slot = 0;
-    uint8_t back_up = 0, back_drained = 0;
-  };
+  // The same hops as records (set_digits climbs by them).
   std::vector<UpHop> up_hop_;
   // Whether x may climb by hop h toward the target (cand_ok of its parent's
   // entry back down, as set_digits asks it).
   bool hop_ok(uint32_t x, const UpHop& h) const {
-    return h.parent != kNone && cand_ok(st_[h.parent], st_[x], h.back_up, h.back_drained);
+    return h.parent != kNone && link_ok(st_[h.parent], st_[x], h.back_up, h.back_drained);
   }
   uint32_t slot_stride_ = 0;
   // Per switch x port_stride_ ports (the most any switch has, and port 0):

@@ -65,6 +65,30 @@ struct UninitializedAllocator : std::allocator<T> {
   }
 };
 
+// Whether a switch in state ss may forward toward the target over a link
+// (going up or not, drained or not) to a switch in state sr: a legal
+// shortest next hop (Engine::cand_ok).
+inline bool link_ok(SwitchState ss, SwitchState sr, uint8_t up, uint8_t drained) {
+  if (ss.mode == Mode::kUnreachable) return false;
+  const bool down = is_down(ss.mode);
+  if (up == down) return false;  // wrong direction
+  const bool tier1 = is_tier1(ss.mode);
+  if (tier1 && (drained || !is_tier1(sr.mode))) return false;  // tier 1 stays clean
+  if (sr.val == kInf || sr.val + 1 != ss.val) return false;
+  if (down && !is_down(sr.mode)) return false;  // entering going down: it must go down too
+  if (!tier1 && ss.clean_only && drained) return false;
+  return true;
+}
+
+// One climb from a switch by one of its up slots (set_digits): the parent,
+// its entry back down (rev), that entry's down slot and flags.
+struct UpHop {
+  uint32_t parent = kNone;
+  uint32_t back = kNone;
+  uint16_t down_slot = 0;
+  uint8_t back_up = 0, back_drained = 0;
+};
+
 // Per entry (SwitchGraph entry index): the graph's fields plus direction
 // and drain, and the port at the far end.
 struct Entry {
