@@ -162,7 +162,9 @@ struct TurnsMemo {
   std::vector<uint8_t> toward;      // per switch: its entry toward its turn switch
   std::vector<uint32_t> fills, left;  // per column: entries filled, entries left empty
   std::vector<uint32_t> turn_switches;
-  std::vector<uint64_t> by_row;  // fill_all's scratch (`reached` by rows), kept for its pages
+  size_t row_words = 0;          // 64-bit words per row of `by_row`
+  std::vector<uint64_t> by_row;  // `reached` by rows: bit i of row s, row s had an entry in column i
+  std::vector<uint8_t> run8;     // per 8 columns: their LIDs are 8 in a row (fill_all writes them at once)
 };
 
 }  // namespace unicast

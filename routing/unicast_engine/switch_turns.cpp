@@ -41,7 +41,9 @@
 // is contiguous); else every entry of a row that did not reach its column
 // is filled again (refill_turns), without reading the other entries.
 #include <algorithm>
+#include <array>
 #include <bit>
+#include <cstring>
 
 #include "routing/unicast_engine/engine.h"
 
@@ -104,6 +106,12 @@ void list_switch_lids(const Fabric& fabric, const SwitchGraph& g, uint32_t num_l
     m.base.push_back(lid == fabric.port(fabric.node(g.node(s)).first_port).lid.value ? 1 : 0);
   }
   m.words = (n + 63) / 64;
+  const size_t columns = m.lids.size();
+  m.row_words = (columns + 63) / 64;
+  m.run8.assign((columns + 7) / 8, 0);
+  for (size_t g = 0; g + 8 <= columns; g += 8) {
+    m.run8[g / 8] = m.lids[g + 7] - m.lids[g] == 7 ? 1 : 0;  // LIDs ascend, so 8 apart is 8 in a row
+  }
 }
 
 // The pieces of the switch graph (a rail-only fabric has one per rail: no
@@ -144,29 +152,13 @@ bool reached(const TurnsMemo& m, size_t column, uint32_t s) {
   return (m.reached[column * m.words + s / 64] >> (s % 64) & 1) != 0;
 }
 
-// The 64 x 64 bits at in[i * in_stride] (row i, bit j) into
-// out[j * out_stride] (row j, bit i).
-void transpose64(const uint64_t* in, size_t in_stride, uint64_t* out, size_t out_stride) {
-  uint64_t a[64];
-  for (int i = 0; i < 64; ++i) a[i] = in[i * in_stride];
-  // Swap ever smaller blocks across the diagonal (Hacker's Delight 7-3).
-  uint64_t mask = 0x00000000FFFFFFFFull;
-  for (int j = 32; j != 0; j >>= 1, mask ^= mask << j) {
-    for (int k = 0; k < 64; k = (k + j + 1) & ~j) {
-      const uint64_t t = ((a[k] >> j) ^ a[k + j]) & mask;
-      a[k] ^= t << j;
-      a[k + j] ^= t;
-    }
-  }
-  for (int j = 0; j < 64; ++j) out[j * out_stride] = a[j];
-}
-
 // Every entry of a row that did not reach its column before the fills:
 // through the row's turn switch (m.turn), or empty. Overwrites what such an
 // entry holds (an incremental route's tables keep the fills of the route
 // before); the others are left as they are. The counts come from the bits
 // column by column; the writes go row by row (a row's switch-LID entries
-// stay in cache), from `reached` turned into rows of column bits.
+// stay in cache), from `by_row`; eight columns whose LIDs are eight in a
+// row are written as one word.
 SwitchTurns fill_all(ForwardingTables& tables, TurnsMemo& m) {
   const uint32_t n = tables.num_switches();
   const size_t columns = m.lids.size();
@@ -218,42 +210,55 @@ SwitchTurns fill_all(ForwardingTables& tables, TurnsMemo& m) {
       m.left[i] += static_cast<uint32_t>(std::popcount(empty) - std::popcount(filled));
     }
   }
-  // `reached` by rows: bit i of row s's words, column i reached by s.
-  std::vector<uint64_t>& by_row = m.by_row;
-  by_row.resize(static_cast<size_t>(words) * 64 * cwords);  // every word written below
-  {
-    std::vector<uint64_t> block(64);
-    for (size_t cw = 0; cw < cwords; ++cw) {
-      for (size_t w = 0; w < words; ++w) {
-        for (size_t k = 0; k < 64; ++k) {
-          const size_t i = cw * 64 + k;
-          block[k] = i < columns ? m.reached[i * words + w] : ~uint64_t{0};
-        }
-        transpose64(block.data(), 1, by_row.data() + (w * 64) * cwords + cw, cwords);
-      }
+  // Per 8 bits of a mask: those 8 bytes set (0xFF) or clear.
+  static constexpr auto kBytes = [] {
+    std::array<uint64_t, 256> t{};
+    for (uint32_t b = 0; b < 256; ++b) {
+      for (uint32_t k = 0; k < 8; ++k) t[b] |= (b >> k & 1) != 0 ? uint64_t{0xFF} << (8 * k) : 0;
     }
-  }
+    return t;
+  }();
+  constexpr uint64_t kNoPaths = ~uint64_t{0};
+  static_assert(ForwardingTables::kNoPath == 0xFF);
   // Plain pointers: the byte stores below may alias any vector's members.
-  const uint32_t* owner = m.owner.data();
   const uint16_t* lids = m.lids.data();
+  const uint8_t* run8 = m.run8.data();
+  const size_t row_words = m.row_words;
+  const uint64_t last_word = columns % 64 == 0 ? ~uint64_t{0} : (uint64_t{1} << (columns % 64)) - 1;
   for (uint32_t s = 0; s < n; ++s) {
     const uint8_t toward = m.toward[s];
+    const uint64_t towards = toward * 0x0101010101010101ull;
     uint8_t* row = tables.row(s).data();
-    const uint64_t* reached_row = by_row.data() + static_cast<size_t>(s) * cwords;
+    const uint64_t* reached_row = m.by_row.data() + static_cast<size_t>(s) * row_words;
     // Filled: the piece's columns with a way through its turn switch (its
     // columns only), when the row has a way toward it; the rest left empty.
+    // A switch's own columns (its entry is port 0) are neither.
     const uint64_t* fills = fillable.data() + static_cast<size_t>(m.component[s]) * cwords;
     const bool ways = toward != ForwardingTables::kNoPath;
+    uint32_t own = base_column[s] == kNone ? 0 : base_column[s], own_end = own;
+    while (own_end < columns && m.owner[own_end] == s) ++own_end;
     for (size_t cw = 0; cw < cwords; ++cw) {
-      const uint64_t empty = ~reached_row[cw];
+      uint64_t empty = ~reached_row[cw] & (cw + 1 == cwords ? last_word : ~uint64_t{0});
+      for (; own < own_end && own / 64 == cw; ++own) empty &= ~(uint64_t{1} << (own % 64));
+      if (empty == 0) continue;
       const uint64_t filled = ways ? empty & fills[cw] : 0;
-      for (uint64_t b = filled; b != 0; b &= b - 1) {
-        const uint32_t i = static_cast<uint32_t>(cw * 64 + std::countr_zero(b));
-        if (owner[i] != s) row[lids[i]] = toward;
-      }
-      for (uint64_t b = empty & ~filled; b != 0; b &= b - 1) {
-        const uint32_t i = static_cast<uint32_t>(cw * 64 + std::countr_zero(b));
-        if (owner[i] != s) row[lids[i]] = ForwardingTables::kNoPath;
+      for (uint32_t k = 0; k < 8; ++k) {
+        const uint32_t e = static_cast<uint32_t>(empty >> (8 * k) & 0xFF);
+        if (e == 0) continue;
+        const size_t g = cw * 8 + k;
+        const uint32_t f = static_cast<uint32_t>(filled >> (8 * k) & 0xFF);
+        if (run8[g]) {
+          uint8_t* at = row + lids[g * 8];
+          uint64_t word;
+          std::memcpy(&word, at, 8);
+          word = (word & ~kBytes[e]) | (towards & kBytes[f]) | (kNoPaths & kBytes[e & ~f]);
+          std::memcpy(at, &word, 8);
+          continue;
+        }
+        for (uint32_t b = e; b != 0; b &= b - 1) {
+          const uint32_t j = static_cast<uint32_t>(std::countr_zero(b));
+          row[lids[g * 8 + j]] = (f >> j & 1) != 0 ? toward : ForwardingTables::kNoPath;
+        }
       }
     }
   }
@@ -278,6 +283,7 @@ SwitchTurns route_switch_turns(const Fabric& fabric, const SwitchGraph& g, const
   const size_t columns = m.lids.size();
   m.valid = memo != nullptr;
   m.reached.assign(columns * m.words, 0);
+  m.by_row.assign(n * m.row_words, 0);
   m.score.assign(n, 0);
   m.missing = 0;
   m.fills.assign(columns, 0);
@@ -296,6 +302,7 @@ SwitchTurns route_switch_turns(const Fabric& fabric, const SwitchGraph& g, const
         continue;
       }
       m.reached[i * m.words + word] |= bit;
+      m.by_row[s * m.row_words + i / 64] |= uint64_t{1} << (i % 64);
       m.score[s] += !m.leaf[i];
       m.score[m.owner[i]] += m.base[i];
     }
@@ -337,6 +344,7 @@ bool turn_columns(const Fabric& fabric, const SwitchGraph& g, const Ranking& rk,
       for (uint64_t diff = now ^ bits[w]; diff != 0; diff &= diff - 1) {
         const uint32_t s = static_cast<uint32_t>(w * 64 + std::countr_zero(diff));
         const bool reached = (now >> (s % 64) & 1) != 0;
+        m.by_row[s * m.row_words + i / 64] ^= uint64_t{1} << (i % 64);
         auto count = [reached](uint64_t& x, bool counts) {
           if (counts) x = reached ? x + 1 : x - 1;
         };

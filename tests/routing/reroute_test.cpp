@@ -133,6 +133,14 @@ TEST(Reroute, EqualsAFullRouteOnSeededChangesThreeLevels) {
 // Rails of 16 + 16 + 8 CAs: the leaf digits start after the ring's seam
 // (flow_walk.cpp, set_leaf_offsets), the same before and after a change of
 // switch links; every step still the full route.
+// Switch LIDs among CA LIDs (OpenSM's numbering): the switch turns' fills
+// written one entry at a time, in full and kept.
+TEST(Reroute, EqualsAFullRouteWithLidsScattered) {
+  GeneratorSpec spec = test::roft(64, 8, 3, 16);
+  spec.remove_switch_links = 20;
+  walk_seeds(test::with_lids_scattered(test::generate(spec), 5), 4, 8, "3L, LIDs scattered");
+}
+
 TEST(Reroute, EqualsAFullRouteOnRailsThatEndInAPartialLeaf) {
   walk_seeds(test::generate(test::roft(40, 8, 2, 32)), 8, 8, "2L partial");
 }

@@ -162,6 +162,26 @@ TEST(SwitchLids, FivePercentDegradedTreesReachEverySwitchLid) {
   expect_all_switch_lids_reached(generate(wide), "3-level radix 32");
 }
 
+// The fills go eight entries at a time where eight switch LIDs are eight in
+// a row (generated fabrics: switches first), one at a time elsewhere: the
+// same guarantees with every LID dealt out again at random, switch LIDs among
+// CA LIDs (as OpenSM numbers them).
+TEST(SwitchLids, SwitchLidsAmongCaLidsAreReachedAlike) {
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    GeneratorSpec spec = roft(128, 8, 3, 16);
+    spec.seed = seed;
+    spec.remove_switch_links = 51;
+    const Fabric f = test::with_lids_scattered(generate(spec), seed);
+    expect_all_switch_lids_reached(f, "3-level 5%, LIDs scattered, seed " + std::to_string(seed));
+  }
+  expect_all_switch_lids_reached(test::with_lids_scattered(generate(roft(64, 8, 2, 32)), 9), "2-level, LIDs scattered");
+  // Entries left empty: a rail-only fabric's rows toward another rail's
+  // switches (one piece per rail).
+  GeneratorSpec rail_only = roft(32, 4, 2, 16);
+  rail_only.kind = TopologyKind::kRailOnly;
+  expect_all_switch_lids_reached(test::with_lids_scattered(generate(rail_only), 4), "rail-only, LIDs scattered");
+}
+
 // Heavier degradation: a pair whose only routes turn outside the turn
 // switch's up-closure (a core of a plane the turn leaf lost, toward a core of
 // another plane) is joined by the repair, each dependency it adds checked
