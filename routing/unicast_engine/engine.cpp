@@ -11,42 +11,27 @@ namespace railyard::routing::unicast {
 
 Engine::Engine(const Fabric& fabric, const RoutingOptions& options, const SwitchGraph& graph, const Ranking& ranking,
                const SubstituteSpines& substitutes, ForwardingTables& tables, RoutingReport& report,
-               EngineBuffers* recycled, const EngineStatics* statics)
+               EntryRecords& records, EngineBuffers* recycled, const EngineStatics* statics)
     : fabric_(fabric),
       g_(graph),
       rk_(ranking),
       substitutes_(substitutes),
       tables_(tables),
       report_(report),
-      statics_(statics != nullptr && statics->valid ? statics : nullptr) {
+      statics_(statics != nullptr && statics->valid ? statics : nullptr),
+      rec_(records) {
   const uint32_t n = g_.num_switches();
   const uint32_t m = g_.num_entries();
   if (recycled != nullptr) {
     // Chunks hold kChunk columns of one switch count.
     if (recycled->chunk_bytes != kChunk * n) recycled->chunks.clear();
     swap_buffers(*recycled);
-    // Storage only: every array is set again below and where it is used
-    // (the entries' records and lists in place, every element written);
+    // Storage only: every array is set again below and where it is used;
     // phase B's mode snapshots are refilled from the front (defer). But the
     // counters of the chains (balanced by flows), the old flows, the extra
     // slots and a ring's extra flows, which give_back() leaves all zero, as
     // they are large and a route touches few of them.
-    up_slot_entry_.clear(); port_entry_.clear();
     load_.clear(); slot_cables_.clear();
-  }
-  // One record per entry, so the hot loops touch one array, not five.
-  ent_.resize(m);
-  for (uint32_t s = 0; s < n; ++s) {
-    for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
-      Entry& x = ent_[e];
-      x.remote = g_.remote(e);
-      x.rev = g_.rev(e);
-      x.port = g_.port(e);
-      x.rport = g_.port(x.rev);
-      x.up = rk_.up(s, x.remote) ? 1 : 0;
-      x.drained = !options.drained.empty() && options.drained[g_.link(e).value()] ? 1 : 0;
-      has_drains_ = has_drains_ || x.drained;
-    }
   }
   drained_links_ = options.drained;
   if (!options.flow_balance || cnt_.size() != m || cnt2_.size() != m || sec_.size() != m) {
@@ -92,40 +77,84 @@ Engine::Engine(const Fabric& fabric, const RoutingOptions& options, const Switch
     guid_rank_.resize(n);
     for (uint32_t i = 0; i < n; ++i) guid_rank_[by_guid_[i]] = i;
   }
-  // Up and down entries of every switch, each contiguous: counted, then
-  // written in place.
-  down_begin_.assign(n + 1, 0);
-  up_begin_.assign(n + 1, 0);
+  setup_flows(options);
+}
+
+void Engine::build_records(const RoutingOptions& options, uint32_t part) {
+  if (part == 0) build_entries(options);
+  if (part == 1) build_hops(options);
+}
+
+// Part 0 of the records: the entries' records and lists, written in place.
+void Engine::build_entries(const RoutingOptions& options) {
+  const uint32_t n = g_.num_switches();
+  const uint32_t m = g_.num_entries();
+  EntryRecords& r = rec_;
+  r.ent.resize(m);
+  r.has_drains = false;
   for (uint32_t s = 0; s < n; ++s) {
-    uint32_t ups = 0;
-    for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) ups += ent_[e].up;
-    up_begin_[s + 1] = up_begin_[s] + ups;
-    down_begin_[s + 1] = down_begin_[s] + (g_.end(s) - g_.begin(s) - ups);
-  }
-  up_entries_.resize(up_begin_[n]);
-  up_rec_.resize(up_begin_[n]);
-  down_entries_.resize(down_begin_[n]);
-  down_rec_.resize(down_begin_[n]);
-  for (uint32_t s = 0; s < n; ++s) {
-    uint32_t u = up_begin_[s], d = down_begin_[s];
     for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
-      const uint32_t i = ent_[e].up ? u++ : d++;
-      (ent_[e].up ? up_entries_ : down_entries_)[i] = e;
-      (ent_[e].up ? up_rec_ : down_rec_)[i] = ent_[e];
+      Entry& x = r.ent[e];
+      x.remote = g_.remote(e);
+      x.rev = g_.rev(e);
+      x.port = g_.port(e);
+      x.rport = g_.port(x.rev);
+      x.up = rk_.up(s, x.remote) ? 1 : 0;
+      x.drained = !options.drained.empty() && options.drained[g_.link(e).value()] ? 1 : 0;
+      r.has_drains = r.has_drains || x.drained;
     }
   }
-  up_clean_.resize(up_rec_.size());
-  for (size_t i = 0; i < up_rec_.size(); ++i) up_clean_[i] = up_rec_[i].drained ? n : up_rec_[i].remote;
-  order_ = rk_.order;
-  setup_flows(options);
+  // Up and down entries of every switch, each contiguous: counted, then
+  // written in place.
+  r.down_begin.assign(n + 1, 0);
+  r.up_begin.assign(n + 1, 0);
+  for (uint32_t s = 0; s < n; ++s) {
+    uint32_t ups = 0;
+    for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) ups += r.ent[e].up;
+    r.up_begin[s + 1] = r.up_begin[s] + ups;
+    r.down_begin[s + 1] = r.down_begin[s] + (g_.end(s) - g_.begin(s) - ups);
+  }
+  r.up_entries.resize(r.up_begin[n]);
+  r.up_rec.resize(r.up_begin[n]);
+  r.down_entries.resize(r.down_begin[n]);
+  r.down_rec.resize(r.down_begin[n]);
+  for (uint32_t s = 0; s < n; ++s) {
+    uint32_t u = r.up_begin[s], d = r.down_begin[s];
+    for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
+      const uint32_t i = r.ent[e].up ? u++ : d++;
+      (r.ent[e].up ? r.up_entries : r.down_entries)[i] = e;
+      (r.ent[e].up ? r.up_rec : r.down_rec)[i] = r.ent[e];
+    }
+  }
+  r.up_clean.resize(r.up_rec.size());
+  for (size_t i = 0; i < r.up_rec.size(); ++i) r.up_clean[i] = r.up_rec[i].drained ? n : r.up_rec[i].remote;
+  // Balanced by flows: ranked from the CAs, the switches with leaves below
+  // them (fed()); the leaf cut bound of all-to-all, the flows a leaf sends
+  // (and receives) over its up links.
+  r.leaf_children.clear();
+  r.capacity = 0;
+  if (!options.flow_balance) return;
+  if (rk_.kind == RankingKind::kFromCas) {
+    r.leaf_children.assign(n, 0);
+    for (uint32_t y = 0; y < n; ++y) {
+      for (uint32_t i = r.down_begin[y]; i < r.down_begin[y + 1] && !r.leaf_children[y]; ++i) {
+        r.leaf_children[y] = rk_.rank[r.down_rec[i].remote] == 0;
+      }
+    }
+  }
+  const uint64_t total = ca_ports_.size();
+  for (uint32_t s = 0; s < n; ++s) {
+    const uint64_t c = ca_begin_[s + 1] - ca_begin_[s];
+    uint64_t u = 0;
+    for (uint32_t i = r.up_begin[s]; i < r.up_begin[s + 1]; ++i) u += r.up_rec[i].drained ? 0 : 1;
+    if (c == 0 || u == 0) continue;
+    r.capacity = std::max(r.capacity, (c * (total - c) + u - 1) / u);
+  }
 }
 
 // The arrays the memo keeps (EngineBuffers), exchanged with the engine's.
 void Engine::swap_buffers(EngineBuffers& b) {
-  ent_.swap(b.ent); up_rec_.swap(b.up_rec); down_rec_.swap(b.down_rec);
   cnt_.swap(b.cnt); cnt2_.swap(b.cnt2); sec_.swap(b.sec);
-  up_entries_.swap(b.up_entries); down_entries_.swap(b.down_entries);
-  up_slot_entry_.swap(b.up_slot_entry); port_entry_.swap(b.port_entry);
   load_.swap(b.load); old_load_.swap(b.old_load);
   extras_.swap(b.extras); ring_extra_.swap(b.ring_extra); slot_cables_.swap(b.slot_cables);
   modes_.swap(b.modes); chunks_.swap(b.chunks);

@@ -58,14 +58,19 @@ struct PathCost {
 
 class Engine {
  public:
+  // `records`: shared by the lanes; each builds its part of them
+  // (build_records), and none runs before all have.
   // `recycled`: the arrays of an engine of an earlier route (its storage
   // only, every value is set again), so that their pages are not mapped and
   // faulted in afresh; give_back() returns them at the end of a route.
   // `statics`: what an Engine of an earlier route of the same cabling,
   // with the same switches alive, worked out (EngineStatics), else null.
   Engine(const Fabric& fabric, const RoutingOptions& options, const SwitchGraph& graph, const Ranking& ranking,
-         const SubstituteSpines& substitutes, ForwardingTables& tables, RoutingReport& report,
+         const SubstituteSpines& substitutes, ForwardingTables& tables, RoutingReport& report, EntryRecords& records,
          EngineBuffers* recycled = nullptr, const EngineStatics* statics = nullptr);
+  // Part `part` (0 or 1) of the records: entries (engine.cpp) or, balanced
+  // by flows, hops, rings and orders (flow_walk.cpp). Reads neither part.
+  void build_records(const RoutingOptions& options, uint32_t part);
   void export_statics(EngineStatics& out) const;
   void give_back(EngineBuffers& out);
 
@@ -309,22 +314,27 @@ class Engine {
   ForwardingTables& tables_;
   RoutingReport& report_;
   const EngineStatics* statics_ = nullptr;  // the memo's, when they hold (the constructor)
+  // The lanes' shared records (EntryRecords says what each is), read here
+  // by the names the engine had for them.
+  EntryRecords& rec_;
+  void build_entries(const RoutingOptions& options);
+  void build_hops(const RoutingOptions& options);
 
-  bool has_drains_ = false;
+  const bool& has_drains_ = rec_.has_drains;
   std::vector<uint8_t> drained_links_;
-  std::vector<Entry> ent_;
+  const std::vector<Entry>& ent_ = rec_.ent;
   std::vector<uint32_t> cnt_;   // per entry: destinations routed out of it by chain and cone
   std::vector<uint32_t> cnt2_;  // per entry: backup down routes
   std::vector<uint32_t> sec_;   // per entry: secondary-chain destinations
   std::vector<uint32_t> base_up_, base_down_, slots_up_;  // per rank
   std::vector<std::tuple<uint32_t, uint8_t, bool>> slot_cables_;  // compute_slots' scratch
-  std::vector<uint32_t> down_begin_, down_entries_;       // per switch, CSR
-  std::vector<uint32_t> up_begin_, up_entries_;
-  std::vector<Entry> down_rec_, up_rec_;  // ent_ of down_entries_ / up_entries_, in their order
-  // Per up entry (up_rec_'s order): the parent, or the number of switches
-  // (dist1_'s spare last slot, always kInf) if the link is drained, so that
-  // prepare_target's nearest parent is a branch-free minimum.
-  std::vector<uint32_t> up_clean_;
+  const std::vector<uint32_t>& down_begin_ = rec_.down_begin;
+  const std::vector<uint32_t>& down_entries_ = rec_.down_entries;
+  const std::vector<uint32_t>& up_begin_ = rec_.up_begin;
+  const std::vector<uint32_t>& up_entries_ = rec_.up_entries;
+  const std::vector<Entry>& down_rec_ = rec_.down_rec;
+  const std::vector<Entry>& up_rec_ = rec_.up_rec;
+  const std::vector<uint32_t>& up_clean_ = rec_.up_clean;
   Lid lid_;
   uint32_t target_seq_ = 0;
   std::vector<uint32_t> guid_rank_;  // per switch: rank of its GUID
@@ -397,31 +407,29 @@ class Engine {
   uint32_t chain_epoch_ = 0;
   std::vector<uint32_t> fed_;  // per switch: a waiting switch may send it flows (stamp_)
   std::vector<uint32_t> leaf_waits_;     // per leaf: it waits for phase B (stamp_; ranked from the CAs)
-  std::vector<uint8_t> leaf_children_;   // per switch: has a leaf below it (ranked from the CAs, else empty)
+  const std::vector<uint8_t>& leaf_children_ = rec_.leaf_children;
   bool fed(uint32_t x) const;
-  std::vector<uint32_t> up_slot_entry_;  // per switch x slot: the up entry in that slot, or kNone
-  // The same hops as records (set_digits climbs by them).
-  std::vector<UpHop> up_hop_;
+  const std::vector<uint32_t>& up_slot_entry_ = rec_.up_slot_entry;
+  const std::vector<UpHop>& up_hop_ = rec_.up_hop;  // the same hops as records (set_digits climbs by them)
   // Whether x may climb by hop h toward the target (cand_ok of its parent's
   // entry back down, as set_digits asks it).
   bool hop_ok(uint32_t x, const UpHop& h) const {
     return h.parent != kNone && link_ok(st_[h.parent], st_[x], h.back_up, h.back_drained);
   }
-  uint32_t slot_stride_ = 0;
-  // Per switch x port_stride_ ports (the most any switch has, and port 0):
-  // the entry of that port, or kNone (entry_of_port).
-  std::vector<uint32_t> port_entry_;
-  uint32_t port_stride_ = 0;
+  const uint32_t& slot_stride_ = rec_.slot_stride;
+  const std::vector<uint32_t>& port_entry_ = rec_.port_entry;
+  const uint32_t& port_stride_ = rec_.port_stride;
   uint32_t entry_of_port(uint32_t s, uint32_t p) const {
     return p < port_stride_ ? port_entry_[static_cast<size_t>(s) * port_stride_ + p] : kNone;
   }
   std::vector<uint32_t> digit_;          // per rank: the destination's nominal up slot (D-mod-K digit)
   std::vector<uint32_t> digit_slot_;     // per rank: that digit modulo the rank's up slots (set_digits)
   std::vector<uint32_t> leaf_offset_;    // per leaf: cabled CA ports of the leaves before it
-  std::vector<uint32_t> order_;          // switches top-down: rk_.order, or by GUID within a rank
-  std::vector<uint32_t> pod_;            // per switch: its pod (three levels and more), else empty
-  uint32_t pods_ = 0, ranks_ = 0;        // pod numbers in pod_ (the switches above the pods last), ranks
-  std::vector<uint32_t> seq_;            // per switch: its sequence among switches of its rank (GUID order)
+  const std::vector<uint32_t>& order_ = rec_.order;
+  const std::vector<uint32_t>& pod_ = rec_.pod;
+  const uint32_t& pods_ = rec_.pods;
+  const uint32_t& ranks_ = rec_.ranks;
+  const std::vector<uint32_t>& seq_ = rec_.seq;
   std::vector<uint32_t> leaf_pos_;       // per switch: its position in the order leaves are taken (run)
   // Destinations with switches left for phase B: their column, leaf, slot
   // and first switch in broken_ (bottom-up).
@@ -450,14 +458,16 @@ class Engine {
   std::vector<uint32_t> template_digits_;
   std::vector<uint32_t> leaves_up_;     // leaves that climb, bottom-up order
   std::vector<uint32_t> upper_broken_;  // switches above them with a broken nominal path, bottom-up
-  uint64_t capacity_ = 0;  // the leaf cut bound of all-to-all
-  // Leaves (with CAs, rank 0) by ring, their ring neighbours, and per
-  // (source leaf, destination leaf) the up slots their extra flows took.
-  uint32_t num_leaves_ = 0;
-  std::vector<uint32_t> ring_leaves_;  // the leaves (ranked 0, with CAs) in ring order
-  std::vector<uint32_t> leaf_id_, ring_prev_, ring_next_;
-  std::vector<uint32_t> ring_id_;  // per leaf (leaf_id_): its ring's number
-  uint32_t rings_ = 0;
+  const uint64_t& capacity_ = rec_.capacity;
+  // Leaves by ring (EntryRecords), and per (source leaf, destination leaf)
+  // the up slots their extra flows took.
+  const uint32_t& num_leaves_ = rec_.num_leaves;
+  const std::vector<uint32_t>& ring_leaves_ = rec_.ring_leaves;
+  const std::vector<uint32_t>& leaf_id_ = rec_.leaf_id;
+  const std::vector<uint32_t>& ring_prev_ = rec_.ring_prev;
+  const std::vector<uint32_t>& ring_next_ = rec_.ring_next;
+  const std::vector<uint32_t>& ring_id_ = rec_.ring_id;
+  const uint32_t& rings_ = rec_.rings;
   std::vector<uint64_t> ring_extra_;  // per entry: flows of one ring that a switch above the leaves took off their slot
   std::vector<uint32_t> ring_extra_touched_;  // ring_extra_ made nonzero (give_back empties them)
   bool same_ring_pass_ = false;    // phase B routes the flows of one ring (route_deferred_of)

@@ -24,118 +24,114 @@
 
 namespace railyard::routing::unicast {
 
+// The lane's own arrays for balancing by flows.
 void Engine::setup_flows(const RoutingOptions& options) {
   flows_ = options.flow_balance;
   if (!flows_) return;
   const uint32_t n = g_.num_switches();
-  load_.assign(ent_.size(), 0);
-  share_.assign(ent_.size(), 1);
+  const uint32_t m = g_.num_entries();
+  load_.assign(m, 0);
+  share_.assign(m, 1);
   flow_.assign(n, 0);
   valid_.assign(n, 0);
   digit_.assign(slots_up_.size() + 1, 0);
   digit_slot_.assign(slots_up_.size(), 0);
   down_stamp_.assign(n, 0);
   fed_.assign(n, 0);
-  // Ranked from the CAs, the switches with leaves below them (fed()).
-  leaf_children_.clear();
   leaf_waits_.assign(n, 0);
-  if (rk_.kind == RankingKind::kFromCas) {
-    leaf_children_.assign(n, 0);
-    for (uint32_t y = 0; y < n; ++y) {
-      for (uint32_t i = down_begin_[y]; i < down_begin_[y + 1] && !leaf_children_[y]; ++i) {
-        leaf_children_[y] = rk_.rank[down_rec_[i].remote] == 0;
-      }
-    }
-  }
   down_nom_.assign(n, kNone);
   nom_.assign(n, kNone);
   chain_stamp_.assign(n, 0);
   chain_add_.assign(n, 0);
   chain_cost_.assign(n, PathCost{});
-  slot_stride_ = 1;
-  for (uint32_t k : slots_up_) slot_stride_ = std::max(slot_stride_, k);
-  up_slot_entry_.assign(static_cast<size_t>(n) * slot_stride_, kNone);
-  port_stride_ = 1;
-  for (uint32_t e = 0; e < ent_.size(); ++e) port_stride_ = std::max<uint32_t>(port_stride_, port(e) + 1u);
-  port_entry_.assign(static_cast<size_t>(n) * port_stride_, kNone);
+  if (ring_extra_.size() != m) ring_extra_.assign(m, 0);  // else all zero (give_back)
+  // All zero when given back (give_back): one per (leaf, leaf).
+  size_t leaves = 0;
+  for (uint32_t s = 0; s < n; ++s) leaves += rk_.rank[s] == 0 && ca_begin_[s] != ca_begin_[s + 1];
+  if (extras_.size() != leaves * leaves) extras_.assign(leaves * leaves, 0);
+  set_leaf_offsets(options);
+}
+
+// Part 1 of the records (balanced by flows): the hops by slot and by port,
+// the leaves' rings, the top-down order and the pods. From the graph, the
+// ranking and this lane's statics alone (part 0 is being built meanwhile).
+void Engine::build_hops(const RoutingOptions& options) {
+  EntryRecords& r = rec_;
+  r.order = rk_.order;
+  if (!options.flow_balance) return;
+  const uint32_t n = g_.num_switches();
+  const uint32_t m = g_.num_entries();
+  r.slot_stride = 1;
+  for (uint32_t k : slots_up_) r.slot_stride = std::max(r.slot_stride, k);
+  r.up_slot_entry.assign(static_cast<size_t>(n) * r.slot_stride, kNone);
+  r.port_stride = 1;
+  for (uint32_t e = 0; e < m; ++e) r.port_stride = std::max<uint32_t>(r.port_stride, g_.port(e) + 1u);
+  r.port_entry.assign(static_cast<size_t>(n) * r.port_stride, kNone);
   for (uint32_t s = 0; s < n; ++s) {
-    for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) port_entry_[static_cast<size_t>(s) * port_stride_ + port(e)] = e;
-    for (uint32_t i = up_begin_[s]; i < up_begin_[s + 1]; ++i) {
-      const uint32_t e = up_entries_[i];
-      uint32_t& at = up_slot_entry_[static_cast<size_t>(s) * slot_stride_ + up_slot(s, e)];
-      if (at == kNone) at = e;
+    for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
+      r.port_entry[static_cast<size_t>(s) * r.port_stride + g_.port(e)] = e;
+      if (!rk_.up(s, g_.remote(e))) continue;
+      uint32_t& at = r.up_slot_entry[static_cast<size_t>(s) * r.slot_stride + g_.port(e) - base_up_[rk_.rank[s]]];
+      if (at == kNone) at = e;  // the first up entry of the slot, in entry order
     }
   }
-  up_hop_.resize(up_slot_entry_.size());
-  for (size_t i = 0; i < up_slot_entry_.size(); ++i) {
-    const uint32_t e = up_slot_entry_[i];
+  auto drained = [&](uint32_t e) { return !options.drained.empty() && options.drained[g_.link(e).value()] ? 1 : 0; };
+  r.up_hop.resize(r.up_slot_entry.size());
+  for (size_t i = 0; i < r.up_slot_entry.size(); ++i) {
+    const uint32_t e = r.up_slot_entry[i];
     if (e == kNone) {
-      up_hop_[i] = UpHop{};
+      r.up_hop[i] = UpHop{};
       continue;
     }
-    const Entry& back = ent_[rev(e)];
-    up_hop_[i] = UpHop{remote(e), rev(e), static_cast<uint16_t>(down_slot(remote(e), rev(e))), back.up, back.drained};
-  }
-  // Sequence of each switch among those of its rank, in GUID order: spreads
-  // the ties of like switches without depending on node order.
-  // The leaf cut bound of all-to-all: the flows a leaf sends (and receives)
-  // over its up links.
-  const uint64_t total = ca_ports_.size();
-  for (uint32_t s = 0; s < n; ++s) {
-    const uint64_t c = ca_begin_[s + 1] - ca_begin_[s];
-    uint64_t u = 0;
-    for (uint32_t i = up_begin_[s]; i < up_begin_[s + 1]; ++i) u += up_rec_[i].drained ? 0 : 1;
-    if (c == 0 || u == 0) continue;
-    capacity_ = std::max(capacity_, (c * (total - c) + u - 1) / u);
+    const uint32_t parent = g_.remote(e), back = g_.rev(e);
+    const uint32_t x = static_cast<uint32_t>(i / r.slot_stride);
+    r.up_hop[i] = UpHop{parent, back, static_cast<uint16_t>(g_.port(back) - base_down_[rk_.rank[parent]]),
+                        static_cast<uint8_t>(rk_.up(parent, x) ? 1 : 0), static_cast<uint8_t>(drained(back))};
   }
   // Leaves in ring order (rail, then leaf order; ties by GUID) and their
   // ring neighbours: a rail-aligned shift sends from a leaf to one leaf of
   // its ring and the next, and a leaf receives from one and the previous.
-  std::vector<uint32_t>& leaves = ring_leaves_;
+  std::vector<uint32_t>& leaves = r.ring_leaves;
   leaves.clear();
   for (uint32_t s = 0; s < n; ++s) {
     if (rk_.rank[s] == 0 && ca_begin_[s] != ca_begin_[s + 1]) leaves.push_back(s);
   }
   sort_into_rings(options, leaves);
-  num_leaves_ = static_cast<uint32_t>(leaves.size());
-  leaf_id_.assign(n, kNone);
-  ring_prev_.assign(num_leaves_, 0);
-  ring_next_.assign(num_leaves_, 0);
-  ring_id_.assign(num_leaves_, 0);
-  if (ring_extra_.size() != ent_.size()) ring_extra_.assign(ent_.size(), 0);  // else all zero (give_back)
-  rings_ = 0;
-  for (uint32_t i = 0; i < num_leaves_; ++i) leaf_id_[leaves[i]] = i;
-  for (uint32_t i = 0, ring = 0; i < num_leaves_; ++ring) {
+  r.num_leaves = static_cast<uint32_t>(leaves.size());
+  r.leaf_id.assign(n, kNone);
+  r.ring_prev.assign(r.num_leaves, 0);
+  r.ring_next.assign(r.num_leaves, 0);
+  r.ring_id.assign(r.num_leaves, 0);
+  r.rings = 0;
+  for (uint32_t i = 0; i < r.num_leaves; ++i) r.leaf_id[leaves[i]] = i;
+  for (uint32_t i = 0, ring = 0; i < r.num_leaves; ++ring) {
     uint32_t j = i;
-    while (j < num_leaves_ && ring_of(options, leaves[j]) == ring_of(options, leaves[i])) ++j;
+    while (j < r.num_leaves && ring_of(options, leaves[j]) == ring_of(options, leaves[i])) ++j;
     for (uint32_t a = i; a < j; ++a) {
-      ring_id_[a] = ring;
-      ring_next_[a] = a + 1 < j ? a + 1 : i;
-      ring_prev_[a] = a > i ? a - 1 : j - 1;
+      r.ring_id[a] = ring;
+      r.ring_next[a] = a + 1 < j ? a + 1 : i;
+      r.ring_prev[a] = a > i ? a - 1 : j - 1;
     }
     i = j;
-    rings_ = ring + 1;
-  }
-  // All zero when given back (give_back).
-  if (extras_.size() != static_cast<size_t>(num_leaves_) * num_leaves_) {
-    extras_.assign(static_cast<size_t>(num_leaves_) * num_leaves_, 0);
+    r.rings = ring + 1;
   }
   // Ranked from the CAs no link joins two switches of one rank, so any
   // order by rank is top-down: by GUID within a rank, the flows are taken
   // in an order that does not depend on the fabric's node order.
   if (rk_.kind == RankingKind::kFromCas) {  // rank down, then GUID down: by_guid_ backwards, rank by rank
     const uint32_t top = n == 0 ? 0 : *std::max_element(rk_.rank.begin(), rk_.rank.end());
-    order_.clear();
-    for (uint32_t r = top + 1; r-- > 0;) {
+    r.order.clear();
+    for (uint32_t k = top + 1; k-- > 0;) {
       for (uint32_t i = n; i-- > 0;) {
-        if (rk_.rank[by_guid_[i]] == r) order_.push_back(by_guid_[i]);
+        if (rk_.rank[by_guid_[i]] == k) r.order.push_back(by_guid_[i]);
       }
     }
   }
-  set_leaf_offsets(options);
   // Pods (three levels and more, ranked from the CAs): the leaves and the
   // spines joined through leaf-spine links; the switches above get the
-  // last number (pods_ counts it).
+  // last number (pods counts it).
+  r.pod.clear();
+  r.pods = r.ranks = 0;
   if (rk_.kind == RankingKind::kFromCas && rk_.levels >= 3) {
     std::vector<uint32_t> root(n);
     for (uint32_t s = 0; s < n; ++s) root[s] = s;
@@ -145,26 +141,27 @@ void Engine::setup_flows(const RoutingOptions& options) {
     };
     for (uint32_t s = 0; s < n; ++s) {
       if (rk_.rank[s] != 0) continue;
-      for (uint32_t i = up_begin_[s]; i < up_begin_[s + 1]; ++i) {
-        if (rk_.rank[up_rec_[i].remote] == 1) root[find(up_rec_[i].remote)] = find(s);
+      for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
+        const uint32_t y = g_.remote(e);
+        if (rk_.up(s, y) && rk_.rank[y] == 1) root[find(y)] = find(s);
       }
     }
-    pod_.assign(n, kNone);
+    r.pod.assign(n, kNone);
     std::vector<uint32_t> id(n, kNone);
     uint32_t pods = 0;
     for (uint32_t s : by_guid_) {
       if (rk_.rank[s] > 1) continue;
       uint32_t& i = id[find(s)];
       if (i == kNone) i = pods++;
-      pod_[s] = i;
+      r.pod[s] = i;
     }
-    for (uint32_t& p : pod_) p = p == kNone ? pods : p;
-    pods_ = pods + 1;
-    ranks_ = 1 + *std::max_element(rk_.rank.begin(), rk_.rank.end());
+    for (uint32_t& p : r.pod) p = p == kNone ? pods : p;
+    r.pods = pods + 1;
+    r.ranks = 1 + *std::max_element(rk_.rank.begin(), rk_.rank.end());
   }
-  seq_.assign(n, 0);
+  r.seq.assign(n, 0);
   std::vector<uint32_t> next(slots_up_.size() + 1, 0);
-  for (uint32_t s : by_guid_) seq_[s] = next[rk_.rank[s]]++;
+  for (uint32_t s : by_guid_) r.seq[s] = next[rk_.rank[s]]++;
 }
 
 // A leaf's ring (its rail; one ring for all without leaf rings).

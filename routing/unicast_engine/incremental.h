@@ -100,13 +100,48 @@ struct Entry {
   uint8_t drained = 0;
 };
 
+// The switch graph as the engines read it, a function of the graph, the
+// ranking, the drains and the cabling alone, the same in every lane: built
+// once per route, half by each lane at the same time (Engine::build_records),
+// then read by both. Kept from one route to the next (RouteMemo::records)
+// as storage.
+struct EntryRecords {
+  // Part 0 (engine.cpp): one record per entry, so the hot loops touch one
+  // array, not five; the up and down entries of every switch, each
+  // contiguous (CSR), as entry ids and as records.
+  std::vector<Entry> ent;
+  bool has_drains = false;
+  std::vector<uint32_t> down_begin, down_entries, up_begin, up_entries;
+  std::vector<Entry> down_rec, up_rec;
+  // Per up entry (up_rec's order): the parent, or the number of switches
+  // (dist1_'s spare last slot, always kInf) if the link is drained, so that
+  // prepare_target's nearest parent is a branch-free minimum.
+  std::vector<uint32_t> up_clean;
+  std::vector<uint8_t> leaf_children;  // per switch: has a leaf below it (ranked from the CAs, else empty)
+  uint64_t capacity = 0;               // the leaf cut bound of all-to-all
+  // Part 1 (flow_walk.cpp), balanced by flows: per switch x slot_stride up
+  // slots, the up entry in that slot (or kNone) and the climb by it; per
+  // switch x port_stride ports (the most any switch has, and port 0) the
+  // entry of that port (or kNone).
+  uint32_t slot_stride = 0, port_stride = 0;
+  std::vector<uint32_t> up_slot_entry, port_entry;
+  std::vector<UpHop> up_hop;
+  // Leaves (with CAs, rank 0) in ring order, per leaf (leaf_id) its ring
+  // neighbours and ring number.
+  uint32_t num_leaves = 0, rings = 0;
+  std::vector<uint32_t> ring_leaves, leaf_id, ring_prev, ring_next, ring_id;
+  std::vector<uint32_t> order;  // switches top-down: the ranking's, or by GUID within a rank
+  std::vector<uint32_t> pod;    // per switch: its pod (three levels and more), else empty
+  uint32_t pods = 0, ranks = 0; // pod numbers in pod (the switches above the pods last), ranks
+  std::vector<uint32_t> seq;    // per switch: its sequence among switches of its rank (GUID order)
+};
+
 // The largest arrays of one lane's Engine, kept from one route to the next
 // (RouteMemo::lanes): storage only, the Engine sets every value again. A
 // route at 16k CAs would otherwise map ~10 MB per lane afresh, and on a VM
 // each page fault costs ~10 us (docs/routing.md, Incremental reroute).
 struct EngineBuffers {
-  std::vector<Entry> ent, up_rec, down_rec;
-  std::vector<uint32_t> cnt, cnt2, sec, up_entries, down_entries, up_slot_entry, port_entry;
+  std::vector<uint32_t> cnt, cnt2, sec;
   std::vector<uint64_t> load, old_load;
   std::vector<uint64_t> extras, ring_extra;
   std::vector<std::tuple<uint32_t, uint8_t, bool>> slot_cables;
@@ -228,6 +263,7 @@ struct RouteMemo {
   unicast::EngineStatics statics;
   // The lanes' arrays, for the next route that updates this memo in place.
   std::deque<unicast::EngineBuffers> lanes;  // a deque: EngineBuffers need not move
+  unicast::EntryRecords records;             // storage, as lanes
 };
 
 namespace unicast {

@@ -1,5 +1,7 @@
 // route_unicast: input checks, the ranking, and the lanes that run the Engine.
 #include <algorithm>
+#include <atomic>
+#include <barrier>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -127,6 +129,10 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
   std::vector<std::thread> threads;
   std::exception_ptr failure;
   std::mutex failure_mutex;
+  // The engines' shared records (before the engines: they outlive them),
+  // in the storage of the memo's when it is updated in place.
+  EntryRecords records;
+  if (memo_in_place) std::swap(records, memo->records);
   std::vector<std::unique_ptr<Engine>> engines(kLanes);
   auto in_lanes = [&](auto&& work) {
     threads.clear();
@@ -177,11 +183,24 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
     }
   }
   bool slots_moved = false;
+  // Each lane builds its part of the records; none reads them before both
+  // are built (a lane that fails still arrives, and the other stops).
+  std::barrier built(static_cast<std::ptrdiff_t>(kLanes));
+  std::atomic<bool> build_failed{false};
   in_lanes([&](uint32_t lane) {
-    // A memo updated in place lends its lanes' arrays to the engines.
-    EngineBuffers* recycled = memo_in_place && lane < memo->lanes.size() ? &memo->lanes[lane] : nullptr;
-    engines[lane] = std::make_unique<Engine>(fabric, options, graph, ranking, substitutes, out.tables, reports[lane],
-                                             recycled, statics);
+    try {
+      // A memo updated in place lends its lanes' arrays to the engines.
+      EngineBuffers* recycled = memo_in_place && lane < memo->lanes.size() ? &memo->lanes[lane] : nullptr;
+      engines[lane] = std::make_unique<Engine>(fabric, options, graph, ranking, substitutes, out.tables,
+                                               reports[lane], records, recycled, statics);
+      for (uint32_t part = lane; part < 2; part += kLanes) engines[lane]->build_records(options, part);
+    } catch (...) {
+      build_failed = true;
+      built.arrive_and_wait();
+      throw;
+    }
+    built.arrive_and_wait();
+    if (build_failed) return;
     if (prior != nullptr && !engines[lane]->same_slots(*prior->memo)) {
       slots_moved = true;
       return;
@@ -263,6 +282,7 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
   if (memo != nullptr) {  // for the next incremental route, and one that updates this memo in place
     memo->lanes.resize(kLanes);
     for (uint32_t lane = 0; lane < kLanes; ++lane) engines[lane]->give_back(memo->lanes[lane]);
+    std::swap(memo->records, records);  // the engines read them no more
   }
   auto by_lid = [](const DestinationIssue& a, const DestinationIssue& b) { return a.lid < b.lid; };
   std::sort(out.report.unreachable.begin(), out.report.unreachable.end(), by_lid);
