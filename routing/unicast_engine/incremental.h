@@ -193,6 +193,7 @@ struct TurnsMemo {
   std::vector<uint64_t> score;      // per switch: the LIDs it reaches plus the switches reaching it
   uint64_t missing = 0;             // entries empty before the fills, not a switch's own
   std::vector<uint32_t> component;  // per switch: its piece of the switch graph
+  bool pieces_now = false;          // component is this route's (turn_columns worked it out)
   std::vector<uint32_t> turn;       // per piece: its turn switch, or kNone (empty: none chosen)
   std::vector<uint8_t> toward;      // per switch: its entry toward its turn switch
   std::vector<uint32_t> fills, left;  // per column: entries filled, entries left empty

@@ -121,9 +121,8 @@ void list_switch_lids(const Fabric& fabric, const SwitchGraph& g, uint32_t num_l
 // from the most switches (m.score; then lowest rank, then lowest GUID, so the
 // choice does not depend on node order).
 void choose_turns(const Fabric& fabric, const SwitchGraph& g, const Ranking& rk, const TurnsMemo& m,
-                  std::vector<uint32_t>& component, std::vector<uint32_t>& turn) {
+                  const std::vector<uint32_t>& component, std::vector<uint32_t>& turn) {
   const uint32_t n = g.num_switches();
-  component = switch_pieces(g);
   const uint32_t components = n == 0 ? 0 : *std::max_element(component.begin(), component.end()) + 1;
   turn.assign(components, kNone);
   std::vector<uint32_t> parent(n, kNone), seen(n, 0), queue;
@@ -150,6 +149,22 @@ namespace {
 
 bool reached(const TurnsMemo& m, size_t column, uint32_t s) {
   return (m.reached[column * m.words + s / 64] >> (s % 64) & 1) != 0;
+}
+
+// The rows of a column (its `reached` bits) in its piece (`piece`) that did
+// not reach it, its owner's aside: how many, and how many of those have a
+// way toward the turn switch (`toward`; null: none is filled). With the
+// CPU's popcount instruction when it has one (else a call per word).
+[[gnu::target_clones("popcnt", "default")]] std::pair<uint32_t, uint32_t> count_empty(
+    const uint64_t* bits, const uint64_t* piece, const uint64_t* toward, size_t words, uint32_t owner) {
+  uint32_t empty_rows = 0, filled = 0;
+  for (size_t w = 0; w < words; ++w) {
+    uint64_t empty = ~bits[w] & piece[w];
+    if (w == owner / 64) empty &= ~(uint64_t{1} << (owner % 64));
+    empty_rows += static_cast<uint32_t>(std::popcount(empty));
+    if (toward != nullptr) filled += static_cast<uint32_t>(std::popcount(empty & toward[w]));
+  }
+  return {empty_rows, filled};
 }
 
 // Every entry of a row that did not reach its column before the fills:
@@ -192,8 +207,8 @@ SwitchTurns fill_all(ForwardingTables& tables, TurnsMemo& m) {
   // piece; the rows that did not reach it are filled or left empty.
   const size_t cwords = (columns + 63) / 64;
   std::vector<uint64_t> fillable(pieces * cwords, 0);  // per piece: the columns it fills
-  m.fills.assign(columns, 0);
-  m.left.assign(columns, 0);
+  m.fills.resize(columns);
+  m.left.resize(columns);
   for (uint32_t i = 0; i < columns; ++i) {
     const uint32_t owner = m.owner[i];
     const uint32_t c = m.component[owner];
@@ -201,14 +216,10 @@ SwitchTurns fill_all(ForwardingTables& tables, TurnsMemo& m) {
     const bool through = t != kNone && reached(m, i, t) &&
                          tables.get(t, Lid{m.lids[i]}) != ForwardingTables::kNoPath;
     if (through) fillable[c * cwords + i / 64] |= uint64_t{1} << (i % 64);
-    const uint64_t* bits = m.reached.data() + i * words;
-    for (size_t w = 0; w < words; ++w) {
-      uint64_t empty = ~bits[w] & in_piece[c * words + w];
-      if (w == owner / 64) empty &= ~(uint64_t{1} << (owner % 64));
-      const uint64_t filled = through ? empty & toward_piece[c * words + w] : 0;
-      m.fills[i] += static_cast<uint32_t>(std::popcount(filled));
-      m.left[i] += static_cast<uint32_t>(std::popcount(empty) - std::popcount(filled));
-    }
+    const auto [empty, filled] = count_empty(m.reached.data() + i * words, in_piece.data() + c * words,
+                                             through ? toward_piece.data() + c * words : nullptr, words, owner);
+    m.fills[i] = filled;
+    m.left[i] = empty - filled;
   }
   // Per 8 bits of a mask: those 8 bytes set (0xFF) or clear.
   static constexpr auto kBytes = [] {
@@ -308,6 +319,7 @@ SwitchTurns route_switch_turns(const Fabric& fabric, const SwitchGraph& g, const
     }
   }
   if (m.missing == 0) return SwitchTurns{};
+  m.component = switch_pieces(g);
   choose_turns(fabric, g, rk, m, m.component, m.turn);
   return fill_all(tables, m);
 }
@@ -319,6 +331,8 @@ SwitchTurns refill_turns(const Fabric& fabric, const SwitchGraph& g, const Ranki
     m.turn_switches.clear();
     return SwitchTurns{};
   }
+  if (!m.pieces_now) m.component = switch_pieces(g);
+  m.pieces_now = false;
   choose_turns(fabric, g, rk, m, m.component, m.turn);
   return fill_all(tables, m);
 }
@@ -327,6 +341,7 @@ bool turn_columns(const Fabric& fabric, const SwitchGraph& g, const Ranking& rk,
                   std::span<const std::pair<Lid, uint8_t*>> written, TurnsMemo& m, SwitchTurns& out) {
   const uint32_t n = g.num_switches();
   const size_t columns = m.lids.size();
+  m.pieces_now = false;
   // The written columns' rows before the fills, into the memo first:
   // refill_turns rewrites the entries of the others.
   std::vector<uint8_t*> column_at(columns, nullptr);
@@ -362,9 +377,14 @@ bool turn_columns(const Fabric& fabric, const SwitchGraph& g, const Ranking& rk,
     out = SwitchTurns{};
     return true;
   }
-  std::vector<uint32_t> component, turn;
+  // The pieces of this graph, for refill_turns too.
+  std::vector<uint32_t> component = switch_pieces(g), turn;
   choose_turns(fabric, g, rk, m, component, turn);
-  if (turn != m.turn || component != m.component) return false;
+  const bool same = turn == m.turn && component == m.component;
+  m.component = std::move(component);
+  m.pieces_now = true;
+  if (!same) return false;
+  const std::vector<uint32_t>& pieces = m.component;
   // Every row's way toward its turn switch, as it was: the fills kept in
   // the columns not written are then the full pass's.
   std::vector<uint32_t> base_column(n, kNone);
@@ -372,7 +392,7 @@ bool turn_columns(const Fabric& fabric, const SwitchGraph& g, const Ranking& rk,
     if (m.base[i]) base_column[m.owner[i]] = i;
   }
   for (uint32_t s = 0; s < n; ++s) {
-    const uint32_t t = turn[component[s]];
+    const uint32_t t = turn[pieces[s]];
     uint8_t toward = ForwardingTables::kNoPath;
     if (t != kNone && s != t) {
       const uint32_t b = base_column[t];
@@ -387,8 +407,8 @@ bool turn_columns(const Fabric& fabric, const SwitchGraph& g, const Ranking& rk,
     const uint32_t owner = m.owner[i];
     m.fills[i] = m.left[i] = 0;
     for (uint32_t s = 0; s < n; ++s) {
-      if (column[s] != ForwardingTables::kNoPath || owner == s || component[owner] != component[s]) continue;
-      const uint32_t t = turn[component[s]];
+      if (column[s] != ForwardingTables::kNoPath || owner == s || pieces[owner] != pieces[s]) continue;
+      const uint32_t t = turn[pieces[s]];
       if (m.toward[s] == ForwardingTables::kNoPath || column[t] == ForwardingTables::kNoPath) {
         ++m.left[i];
         continue;
