@@ -49,12 +49,15 @@ void Engine::defer_old_column(Lid lid, uint32_t t, uint32_t slot, const uint8_t*
   std::memcpy(column_, old, g_.num_switches());
   ++report_.lids_routed;
   Deferred d{column_, lid, t, slot, static_cast<uint32_t>(broken_.size())};
+  const size_t b = batch_lids_.size() - 1;
   for (uint32_t x : leaves) {
+    old_rows_emptied_.emplace_back(b, x);
     column_[x] = ForwardingTables::kNoPath;
     subtract_path(old, x, t);
     defer_or_route(x);  // it has CAs: it waits
   }
   if (above != kNone) {
+    old_rows_emptied_.emplace_back(b, above);
     column_[above] = ForwardingTables::kNoPath;
     defer_or_route(above);  // fed by the leaves: it waits
   }

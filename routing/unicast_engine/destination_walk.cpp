@@ -195,7 +195,8 @@ void Engine::flush() {
     }
   }
   flush_order_.clear();
-  size_t point = 0;  // point_columns_ next
+  size_t point = 0;    // point_columns_ next
+  size_t emptied = 0;  // old_rows_emptied_ next
   for (size_t b = 0; b < batch_lids_.size(); ++b) {
     const Lid lid = batch_lids_[b];
     uint8_t* copy = flows_ && memo_ != nullptr ? memo_->columns.data() + static_cast<size_t>(lid.value) * n : nullptr;
@@ -216,6 +217,15 @@ void Engine::flush() {
         tables_.set(u, lid, column[u]);
         continue;
       }
+    }
+    if (sparse && emptied < old_rows_emptied_.size() && old_rows_emptied_[emptied].first == b) {
+      for (; emptied < old_rows_emptied_.size() && old_rows_emptied_[emptied].first == b; ++emptied) {
+        const uint32_t s = old_rows_emptied_[emptied].second;
+        if (column[s] == copy[s]) continue;
+        copy[s] = column[s];
+        tables_.set(s, lid, column[s]);
+      }
+      continue;
     }
     if (sparse && ca_lid_[lid.value]) {
       for (uint32_t s0 = 0; s0 < n; s0 += 8) {
@@ -293,6 +303,7 @@ void Engine::flush() {
   }
   batch_lids_.clear();
   point_columns_.clear();
+  old_rows_emptied_.clear();
 }
 
 }  // namespace railyard::routing::unicast

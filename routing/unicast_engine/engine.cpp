@@ -34,11 +34,11 @@ Engine::Engine(const Fabric& fabric, const RoutingOptions& options, const Switch
     load_.clear(); slot_cables_.clear();
   }
   drained_links_ = options.drained;
-  if (!options.flow_balance || cnt_.size() != m || cnt2_.size() != m || sec_.size() != m) {
-    cnt_.assign(m, 0);
-    cnt2_.assign(m, 0);
-    sec_.assign(m, 0);
-  }
+  // Given back all zero or empty (give_back), as a fresh engine's: sized
+  // only (a link more or less resizes them by two).
+  cnt_.resize(m);
+  cnt2_.resize(m);
+  sec_.resize(m);
   cand_stamp_.assign(n, 0);
   cand_first_.assign(n, 0);
   cand_count_.assign(n, 0);

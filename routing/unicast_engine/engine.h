@@ -192,6 +192,10 @@ class Engine {
   // Its columns in the batch and the one row each emptied, in batch order:
   // flush writes only that row of such a column.
   std::vector<std::pair<size_t, uint32_t>> point_columns_;
+  // The old columns deferred to phase B (defer_old_column), in the batch,
+  // and the rows each emptied, in batch order: phase B routes those rows
+  // alone (the others kept their entries), so flush compares only them.
+  std::vector<std::pair<size_t, uint32_t>> old_rows_emptied_;
   bool turns_refilled_ = false;  // the switch turns fill every column again after the flush (refill_turns)
   void load_modes(uint32_t t);
   void list_modes(uint32_t t);

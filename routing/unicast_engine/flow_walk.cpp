@@ -44,7 +44,7 @@ void Engine::setup_flows(const RoutingOptions& options) {
   chain_stamp_.assign(n, 0);
   chain_add_.assign(n, 0);
   chain_cost_.assign(n, PathCost{});
-  if (ring_extra_.size() != m) ring_extra_.assign(m, 0);  // else all zero (give_back)
+  ring_extra_.resize(m);  // all zero as given back (give_back), or empty
   // All zero when given back (give_back): one per (leaf, leaf).
   size_t leaves = 0;
   for (uint32_t s = 0; s < n; ++s) leaves += rk_.rank[s] == 0 && ca_begin_[s] != ca_begin_[s + 1];

@@ -525,7 +525,11 @@ void Engine::export_memo() {
   // that follow (one link down defers about one CA column in a leaf's up
   // links: in 16, with room), off their path.
   const size_t ahead = std::max(deferred_.size(), static_cast<size_t>(tables_.num_lids()) / 16) * n;
-  if (prior_ == nullptr && memo_->deferred_columns.size() < ahead) memo_->deferred_columns.resize(ahead);
+  if (prior_ == nullptr && memo_->deferred_columns.size() < ahead) {
+    const size_t had = memo_->deferred_columns.size();
+    memo_->deferred_columns.resize(ahead);
+    std::memset(memo_->deferred_columns.data() + had, 0, ahead - had);  // its pages mapped now
+  }
   memo_->deferred_columns.resize(deferred_.size() * static_cast<size_t>(n));
   memo_->broken_begin.assign(1, 0);
   memo_->broken.clear();

@@ -233,7 +233,8 @@ struct RouteMemo {
   // switches phase A left to phase B (bottom-up), at deferred_at[lid].
   std::vector<uint8_t> deferred;  // per LID: 1 = deferred
   std::vector<uint32_t> deferred_at;  // per LID: offset / switches in deferred_columns
-  std::vector<uint8_t> deferred_columns;
+  // Every byte written before it is read (export_memo): not zeroed when it grows.
+  std::vector<uint8_t, unicast::UninitializedAllocator<uint8_t>> deferred_columns;
   // Every CA LID's column as phases A and B left it (the tables before the
   // moves off the busiest links), column by column at lid * switches: the
   // old flows of a re-walked column are summed down its column, not
