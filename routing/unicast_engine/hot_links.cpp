@@ -73,17 +73,6 @@ void Engine::relieve_hot_links(std::vector<TableMove>& moves) {
   // flow of one of its rail-aligned shifts took: the all-to-all target
   // first, the shift after.
   const uint64_t too_hot = bound + bound / 20;
-  // The target switch of every CA LID.
-  std::vector<uint32_t> lid_target(tables_.num_lids(), kNone);
-  for (uint32_t s = 0; s < n; ++s) {
-    for (uint32_t i = ca_begin_[s]; i < ca_begin_[s + 1]; ++i) {
-      const CaPort& p = ca_info_[i];
-      for (uint32_t k = 0; k < (1u << p.lmc); ++k) {
-        const uint32_t lid = p.lid.value + k;
-        if (lid > 0 && lid < lid_target.size()) lid_target[lid] = s;
-      }
-    }
-  }
   // The links by load, busiest first, then by their switch's GUID and port
   // (not by index: the result must not depend on the node order); stale
   // keys (the load moved since) are dropped when they come up.
@@ -98,7 +87,22 @@ void Engine::relieve_hot_links(std::vector<TableMove>& moves) {
     while (!by_load.empty() && load_[std::get<3>(by_load.top())] != std::get<0>(by_load.top())) by_load.pop();
     return by_load.empty() ? kNone : std::get<3>(by_load.top());
   };
-  for (uint32_t e = 0; e < load_.size(); ++e) note(e);
+  for (uint32_t e = 0; e < load_.size(); ++e) {
+    if (load_[e] > enough) note(e);
+  }
+  if (by_load.empty()) return;  // no link above the bound (most reroutes)
+
+  // The target switch of every CA LID.
+  std::vector<uint32_t> lid_target(tables_.num_lids(), kNone);
+  for (uint32_t s = 0; s < n; ++s) {
+    for (uint32_t i = ca_begin_[s]; i < ca_begin_[s + 1]; ++i) {
+      const CaPort& p = ca_info_[i];
+      for (uint32_t k = 0; k < (1u << p.lmc); ++k) {
+        const uint32_t lid = p.lid.value + k;
+        if (lid > 0 && lid < lid_target.size()) lid_target[lid] = s;
+      }
+    }
+  }
 
   // For the destination at hand: the switches whose route goes through the
   // hot link's switch u (its in-tree, from u outward: `order`, `parent`),

@@ -294,7 +294,7 @@ SwitchTurns route_switch_turns(const Fabric& fabric, const SwitchGraph& g, const
   const size_t columns = m.lids.size();
   m.valid = memo != nullptr;
   m.reached.assign(columns * m.words, 0);
-  m.by_row.assign(n * m.row_words, 0);
+  m.by_row.resize(n * m.row_words);  // every word written below
   m.score.assign(n, 0);
   m.missing = 0;
   m.fills.assign(columns, 0);
@@ -307,15 +307,19 @@ SwitchTurns route_switch_turns(const Fabric& fabric, const SwitchGraph& g, const
     auto row = tables.row(s);
     const size_t word = s / 64;
     const uint64_t bit = uint64_t{1} << (s % 64);
-    for (size_t i = 0; i < columns; ++i) {
-      if (row[m.lids[i]] == ForwardingTables::kNoPath) {
-        m.missing += m.owner[i] != s;
-        continue;
+    for (size_t cw = 0; cw < m.row_words; ++cw) {
+      uint64_t reached_row = 0;  // this row's bits of columns 64 cw on
+      for (size_t i = cw * 64; i < std::min(columns, cw * 64 + 64); ++i) {
+        if (row[m.lids[i]] == ForwardingTables::kNoPath) {
+          m.missing += m.owner[i] != s;
+          continue;
+        }
+        m.reached[i * m.words + word] |= bit;
+        reached_row |= uint64_t{1} << (i % 64);
+        m.score[s] += !m.leaf[i];
+        m.score[m.owner[i]] += m.base[i];
       }
-      m.reached[i * m.words + word] |= bit;
-      m.by_row[s * m.row_words + i / 64] |= uint64_t{1} << (i % 64);
-      m.score[s] += !m.leaf[i];
-      m.score[m.owner[i]] += m.base[i];
+      m.by_row[s * m.row_words + cw] = reached_row;
     }
   }
   if (m.missing == 0) return SwitchTurns{};
