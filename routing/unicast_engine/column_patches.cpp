@@ -1,5 +1,5 @@
 // Incremental reroute: the columns a change touches that are patched, not
-// walked again (mark_dirty says which may be: dirty_ 2 to 4; run() falls
+// walked again (mark_dirty says which may be: dirty_ 2 to 5; run() falls
 // back to a walk when a patch says no). Each patch gives the column phase
 // A would walk to, from the route before's (RouteMemo::columns), and the
 // loads' change; tests/routing/reroute_test.cpp holds them against full
@@ -37,6 +37,40 @@ bool Engine::patch_leaf(Lid lid, uint32_t t, uint32_t slot) {
   }
   const uint32_t leaves[] = {u};
   defer_old_column(lid, t, slot, prior_->memo->columns.data() + static_cast<size_t>(lid.value) * n, leaves, kNone);
+  return true;
+}
+
+// The reverse of patch_leaf: a dirty column (mark_dirty: dirty_ 5) in which
+// leaf u (patch_at_) alone waited for phase B, because the up link its
+// nominal path takes was down, and that link is back. Phase A would walk it
+// again to the same column (every other switch took its entry in phase A
+// and keeps it: the change is below them) but for u, whose nominal path is
+// whole again: u takes it, nothing waits, and the column is no longer
+// deferred. So the column is kept with u's entry (phase B's choice before)
+// now its nominal one (keep_with_entry), and u's flows are phase A's again,
+// along that path into the loads. False (a walk) unless the nominal path is
+// whole and arrives through the column's entries.
+bool Engine::patch_leaf_back(Lid lid, uint32_t t, uint32_t slot, std::pair<uint32_t, uint8_t>& entry) {
+  const uint32_t n = g_.num_switches();
+  const uint32_t u = patch_at_[lid.value];
+  entry = {kNone, 0};
+  ++stamp_;
+  lid_ = lid;
+  set_digits(t, slot);
+  const uint32_t k0 = slots_up_[0];
+  const uint32_t e = k0 == 0 ? kNone : up_slot_entry_[static_cast<size_t>(u) * slot_stride_ + digit_[0] % k0];
+  if (e == kNone || !cand_ok(u, e) || !nominal_whole(remote(e))) return false;
+  uint8_t* old = memo_->columns.data() + static_cast<size_t>(lid.value) * n;
+  path_.assign(1, e);
+  for (uint32_t y = remote(e); y != t;) {
+    const uint32_t next = old[y] == ForwardingTables::kNoPath ? kNone : entry_of_port(y, old[y]);
+    if (next == kNone || path_.size() > n) return false;
+    path_.push_back(next);
+    y = remote(next);
+  }
+  if (!keep_with_entry(lid, u, port(e), old, entry)) return false;
+  const uint64_t f = ca_begin_[u + 1] - ca_begin_[u];
+  for (uint32_t x : path_) load_[x] += f * share_[x];
   return true;
 }
 

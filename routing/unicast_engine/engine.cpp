@@ -272,6 +272,7 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
         const int patched = dirty == 2   ? (patch_leaf(lid, t, slot) ? 2 : 0)
                             : dirty == 3 ? (patch_down(lid, t, slot, entry) ? 1 : 0)
                             : dirty == 4 ? patch_spine(lid, t, slot, entry)
+                            : dirty == 5 ? (patch_leaf_back(lid, t, slot, entry) ? 1 : 0)
                                          : 0;
         if (patched == 1) {
           ca_columns.push_back(kSkipped);

@@ -207,12 +207,15 @@ class Engine {
   uint32_t old_dist(uint32_t s) const { return old_distance_[s].val; }
   void reuse_deferred(Lid lid, uint32_t t, uint32_t slot);
   bool patch_leaf(Lid lid, uint32_t t, uint32_t slot);
+  bool patch_leaf_back(Lid lid, uint32_t t, uint32_t slot, std::pair<uint32_t, uint8_t>& entry);
+  bool alone_waiting(Lid lid, uint32_t u) const;
   int patch_spine(Lid lid, uint32_t t, uint32_t slot, std::pair<uint32_t, uint8_t>& entry);
   void subtract_path(const uint8_t* old, uint32_t x, uint32_t t);
   void defer_old_column(Lid lid, uint32_t t, uint32_t slot, const uint8_t* old, std::span<const uint32_t> leaves,
                         uint32_t above);
   bool keep_with_entry(Lid lid, uint32_t s, uint8_t now, uint8_t* old, std::pair<uint32_t, uint8_t>& entry);
   std::vector<uint32_t> waiting_;  // patch_spine's leaves
+  std::vector<uint32_t> path_;     // patch_leaf_back's: u's nominal path, by entry
   bool patch_down(Lid lid, uint32_t t, uint32_t slot, std::pair<uint32_t, uint8_t>& entry);
   void planes_down(uint32_t t);
   // planes_down's result and what it was walked for.
@@ -228,7 +231,7 @@ class Engine {
   uint32_t watch_lower_ = kNone, watch_slot_ = 0;
   bool watch_hit_ = false;
   bool nominal_whole(uint32_t x) const;
-  std::vector<uint32_t> patch_at_;  // per LID dirty_ 2 or 4: the switch that lost its nominal up link
+  std::vector<uint32_t> patch_at_;  // per LID dirty_ 2, 4 or 5: the switch that lost (5: got back) its nominal up link
   // A target whose modes are the memo's is read from the memo's row in
   // place (st_ points there): most targets of a reroute keep every column.
   // lazy_modes_ says, until load_modes, that nothing but mark_dirty and the
@@ -504,7 +507,7 @@ class Engine {
   std::vector<uint32_t> old_row_at_;
   std::vector<SwitchState> old_rows_;
   // Per LID of the current target: re-walk its column (1), or patch it
-  // (2: patch_leaf, 3: patch_down, 4: patch_spine).
+  // (2: patch_leaf, 3: patch_down, 4: patch_spine, 5: patch_leaf_back).
   std::vector<uint8_t> dirty_;
   std::vector<uint64_t> old_load_;     // per switch x 256 ports: phase A loads of the re-walked columns before
   std::vector<size_t> old_touched_;    // old_load_ made nonzero (give_back empties them)

@@ -330,6 +330,7 @@ bool Engine::mark_dirty(uint32_t t) {
                                                             : nullptr;
         chain_digits(t, (leaf_port - base_down_[rk_.rank[t]]) * (1u << p.lmc) + k, top);
         uint32_t reasons = 0, leaf = kNone;
+        bool back = false;
         for (uint32_t ci : up_changed_) {
           const ChangedLink& c = prior_->changed[ci];
           const uint32_t r = rk_.rank[c.lower];
@@ -344,9 +345,17 @@ bool Engine::mark_dirty(uint32_t t) {
           const bool losing = slots != 0 && had == nominal && nominal == c.lower_port && c.usable_before() &&
                               !c.usable_now() && phase_a == nullptr &&
                               ((r == 0 && ca_begin_[c.lower] != ca_begin_[c.lower + 1]) || r == 1);
-          leaf = losing ? c.lower : kNone;
+          // A leaf getting back the up link its nominal path takes, in a
+          // column where it alone waited for phase B: patch_leaf_back may do.
+          back = slots != 0 && nominal == c.lower_port && !c.usable_before() && c.usable_now() && r == 0 &&
+                 phase_a != nullptr && had == ForwardingTables::kNoPath && alone_waiting(lid, c.lower);
+          leaf = losing || back ? c.lower : kNone;
         }
-        d = reasons == 0 ? 0 : reasons == 1 && leaf != kNone ? (rk_.rank[leaf] == 0 ? 2 : 4) : 1;
+        d = reasons == 0                        ? 0
+            : reasons != 1 || leaf == kNone     ? 1
+            : back                              ? 5
+            : rk_.rank[leaf] == 0               ? 2
+                                                : 4;
         if (d >= 2) patch_at_[lid.value] = leaf;
       }
       if (one_down) d = d == 0 && !memo.deferred[lid.value] ? 3 : 1;
@@ -356,6 +365,16 @@ bool Engine::mark_dirty(uint32_t t) {
   }
   if (any) ++targets_touched_;
   return any;
+}
+
+// Whether switch u alone waited for phase B in the route before's column of
+// `lid` (one it deferred).
+bool Engine::alone_waiting(Lid lid, uint32_t u) const {
+  const RouteMemo& memo = *prior_->memo;
+  if (!memo.deferred[lid.value]) return false;
+  const uint32_t i = memo.deferred_at[lid.value];
+  if (i + 1 >= memo.broken_begin.size()) return false;
+  return memo.broken_begin[i + 1] - memo.broken_begin[i] == 1 && memo.broken[memo.broken_begin[i]] == u;
 }
 
 // Takes the flows of the re-walked columns' old phase A columns out of the

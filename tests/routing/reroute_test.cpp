@@ -370,7 +370,8 @@ TEST(Reroute, EqualsAFullRouteWhenPhaseBRunsInTwoLanes) {
 }
 
 // One link down, or drained, on a healthy tree re-walks a small share of the
-// columns (those whose nominal path crossed it, a few more at its ends) and
+// columns (those whose nominal path crossed it, a few more at its ends), and
+// so does the link back up (or undrained), equal to a full route each, and
 // works out the modes again toward a small share of the leaves. A
 // drain brings tier 2 (routes through drained links) into the modes of the
 // targets it cuts, and that must not spill into the modes of the others (a
@@ -383,12 +384,16 @@ void expect_few_columns_after_one_link(bool drain) {
     for (uint64_t seed = 1; seed <= 4; ++seed) {
       Degraded one = d.link_down(tier, seed);
       ASSERT_EQ(one.down.size(), 1u);
-      RerouteStats stats;
+      RerouteStats stats, back;
       if (drain) {
-        step(healthy, base, with_drain(base, {}, one.down[0], true), one.name + " (drained)", &stats);
+        const State drained = step(healthy, base, with_drain(base, {}, one.down[0], true), one.name + " (drained)", &stats);
+        step(drained, base, {}, one.name + " (undrained)", &back);
       } else {
-        step(healthy, one.fabric, {}, one.name, &stats);
+        const State cut = step(healthy, one.fabric, {}, one.name, &stats);
+        step(cut, base, {}, one.name + " (back up)", &back);
       }
+      EXPECT_TRUE(back.incremental) << one.name << " back: " << back.full_reason;
+      EXPECT_LT(back.columns_recomputed * 4, back.columns) << one.name << (drain ? " undrained" : " back up");
       EXPECT_TRUE(stats.incremental) << one.name << ": " << stats.full_reason;
       EXPECT_EQ(stats.changed_links, 1u) << one.name;
       EXPECT_GT(stats.columns_recomputed, 0u) << one.name;
@@ -405,6 +410,9 @@ void expect_few_columns_after_one_link(bool drain) {
       // leaf waiting for phase B (Engine::patch_leaf), not walked again.
       if (tier == Tier::kLeafSpine) {
         EXPECT_GT(stats.columns_patched * 4, stats.columns_recomputed * 3) << one.name;
+        // Back: those columns are the old ones with the leaf on its nominal
+        // path again, no longer waiting (Engine::patch_leaf_back).
+        EXPECT_GT(back.columns_patched * 4, back.columns_recomputed * 3) << one.name << " back";
       }
       // A spine-core link: toward the spine's pod, a column whose digits do
       // not take the link keeps every entry but the core's (patch_down);
