@@ -50,10 +50,9 @@ bool Engine::patch_leaf(Lid lid, uint32_t t, uint32_t slot) {
 // now its nominal one (keep_with_entry), and u's flows are phase A's again,
 // along that path into the loads. False (a walk) unless the nominal path is
 // whole and arrives through the column's entries.
-bool Engine::patch_leaf_back(Lid lid, uint32_t t, uint32_t slot, std::pair<uint32_t, uint8_t>& entry) {
+bool Engine::patch_leaf_back(Lid lid, uint32_t t, uint32_t slot) {
   const uint32_t n = g_.num_switches();
   const uint32_t u = patch_at_[lid.value];
-  entry = {kNone, 0};
   ++stamp_;
   lid_ = lid;
   set_digits(t, slot);
@@ -68,9 +67,76 @@ bool Engine::patch_leaf_back(Lid lid, uint32_t t, uint32_t slot, std::pair<uint3
     path_.push_back(next);
     y = remote(next);
   }
-  if (!keep_with_entry(lid, u, port(e), old, entry)) return false;
+  if (!keep_with_entry(lid, u, port(e), old)) return false;
   const uint64_t f = ca_begin_[u + 1] - ca_begin_[u];
   for (uint32_t x : path_) load_[x] += f * share_[x];
+  return true;
+}
+
+// The reverse of patch_spine: a dirty column (mark_dirty: dirty_ 6) whose
+// only change is that switch u, just above the leaves (patch_at_), got back
+// the up link its nominal path takes. In the route before u took another
+// entry (its first candidate) and either no leaf climbed to it nominally
+// (the column kept) or the leaves that do, and u, alone waited for phase B
+// (the column deferred with them). Phase A would now route u and those
+// leaves on their nominal paths (every other switch keeps its entry: the
+// change is below them), and nothing waits: the column is kept with their
+// nominal entries, their flows along them into the loads. False (a walk)
+// unless the route before was so and the path arrives through the
+// column's entries.
+bool Engine::patch_spine_back(Lid lid, uint32_t t, uint32_t slot) {
+  const uint32_t n = g_.num_switches();
+  const uint32_t u = patch_at_[lid.value];
+  const RouteMemo& memo = *prior_->memo;
+  ++stamp_;
+  lid_ = lid;
+  set_digits(t, slot);
+  const uint32_t e = nominal_up(u);
+  if (e == kNone || !nominal_whole(u)) return false;
+  // The leaves whose nominal way up is u, in the order phase B listed them.
+  waiting_.clear();
+  const uint32_t k0 = slots_up_[0];
+  for (uint32_t i = down_begin_[u]; i < down_begin_[u + 1] && k0 != 0; ++i) {
+    const uint32_t x = down_rec_[i].remote;
+    const uint32_t ex = up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + digit_[0] % k0];
+    if (rk_.rank[x] != 0 || ex != down_rec_[i].rev || !cand_ok(x, ex)) continue;
+    if (ca_begin_[x] == ca_begin_[x + 1] || !is_tier1(st_[x].mode)) return false;
+    waiting_.push_back(x);
+  }
+  std::sort(waiting_.begin(), waiting_.end(), [&](uint32_t a, uint32_t b) { return guid_rank_[a] < guid_rank_[b]; });
+  if (waiting_.empty() == (memo.deferred[lid.value] != 0)) return false;
+  if (!waiting_.empty()) {
+    const uint32_t i = memo.deferred_at[lid.value];
+    if (i + 1 >= memo.broken_begin.size()) return false;
+    const uint32_t* listed = memo.broken.data() + memo.broken_begin[i];
+    if (memo.broken_begin[i + 1] - memo.broken_begin[i] != waiting_.size() + 1 || listed[waiting_.size()] != u ||
+        !std::equal(waiting_.begin(), waiting_.end(), listed)) {
+      return false;
+    }
+  }
+  uint8_t* old = memo_->columns.data() + static_cast<size_t>(lid.value) * n;
+  path_.assign(1, e);
+  for (uint32_t y = remote(e); y != t;) {
+    const uint32_t next = old[y] == ForwardingTables::kNoPath ? kNone : entry_of_port(y, old[y]);
+    if (next == kNone || path_.size() > n) return false;
+    path_.push_back(next);
+    y = remote(next);
+  }
+  if (old[u] == ForwardingTables::kNoPath) return false;
+  for (uint32_t x : waiting_) {
+    if (old[x] == ForwardingTables::kNoPath) return false;
+  }
+  // Nothing fails from here: every entry written is kept.
+  (void)keep_with_entry(lid, u, port(e), old);
+  uint64_t carried = 0;  // u carries the flows of its leaves
+  for (uint32_t x : waiting_) {
+    const uint32_t ex = up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + digit_[0] % k0];
+    const uint64_t f = ca_begin_[x + 1] - ca_begin_[x];
+    (void)keep_with_entry(lid, x, port(ex), old);
+    load_[ex] += f * share_[ex];
+    carried += f;
+  }
+  for (uint32_t x : path_) load_[x] += carried * share_[x];
   return true;
 }
 
@@ -100,14 +166,14 @@ void Engine::defer_old_column(Lid lid, uint32_t t, uint32_t slot, const uint8_t*
 
 // A column kept but for switch s's entry, which is now `now` (the old one
 // in the memo's column `old`): written into the tables and `old`, and into
-// `entry` when it moved. False if either is empty (the switch LIDs' turns
+// kept_now_ when it moved. False if either is empty (the switch LIDs' turns
 // read which rows reach a column: a walk then).
-bool Engine::keep_with_entry(Lid lid, uint32_t s, uint8_t now, uint8_t* old, std::pair<uint32_t, uint8_t>& entry) {
+bool Engine::keep_with_entry(Lid lid, uint32_t s, uint8_t now, uint8_t* old) {
   if (now == old[s]) return true;
   if (now == ForwardingTables::kNoPath || old[s] == ForwardingTables::kNoPath) return false;
   old[s] = now;  // the memo's own (in place or a copy), read by this lane only
   tables_.set(s, lid, now);
-  entry = {s, now};
+  kept_now_.emplace_back(s, now);
   return true;
 }
 
@@ -138,10 +204,9 @@ void Engine::subtract_path(const uint8_t* old, uint32_t x, uint32_t t) {
 //    patch_down): 1;
 //  - else the old column with those leaves and u waiting, in the batch,
 //    and the loads lose the leaves' flows along their old paths: 2.
-int Engine::patch_spine(Lid lid, uint32_t t, uint32_t slot, std::pair<uint32_t, uint8_t>& entry) {
+int Engine::patch_spine(Lid lid, uint32_t t, uint32_t slot) {
   const uint32_t n = g_.num_switches();
   const uint32_t u = patch_at_[lid.value];
-  entry = {kNone, 0};
   ++stamp_;
   lid_ = lid;
   set_digits(t, slot);
@@ -161,7 +226,7 @@ int Engine::patch_spine(Lid lid, uint32_t t, uint32_t slot, std::pair<uint32_t, 
     waiting_.push_back(x);
   }
   uint8_t* old = memo_->columns.data() + static_cast<size_t>(lid.value) * n;
-  if (waiting_.empty()) return keep_with_entry(lid, u, now, old, entry) ? 1 : 0;
+  if (waiting_.empty()) return keep_with_entry(lid, u, now, old) ? 1 : 0;
   auto waits_too = [&](uint32_t y) { return y != u && is_up_mode(st_[y].mode) && !nominal_whole(y); };
   for (uint32_t x : waiting_) {
     for (uint32_t i = up_begin_[x]; i < up_begin_[x + 1]; ++i) {
@@ -189,10 +254,9 @@ int Engine::patch_spine(Lid lid, uint32_t t, uint32_t slot, std::pair<uint32_t, 
 // stay. The column is then kept, with v's entry, if it moved, written into
 // the tables and the memo's column (keep_with_entry); else false, and the
 // column is walked.
-bool Engine::patch_down(Lid lid, uint32_t t, uint32_t slot, std::pair<uint32_t, uint8_t>& entry) {
+bool Engine::patch_down(Lid lid, uint32_t t, uint32_t slot) {
   const uint32_t n = g_.num_switches();
   const ChangedLink& c = prior_->changed[down_link_];
-  entry = {kNone, 0};
   lid_ = lid;
   // set_digits' chain (its digits, and whether it looks at the link), then
   // its planes, which depend only on the digits above the leaf: the same
@@ -209,7 +273,7 @@ bool Engine::patch_down(Lid lid, uint32_t t, uint32_t slot, std::pair<uint32_t, 
   auto [cf, count] = candidates(v);
   uint8_t* old = memo_->columns.data() + static_cast<size_t>(lid.value) * n;
   if (count == 0) return false;
-  return keep_with_entry(lid, v, port(cand_[cf + (chain_digit_[rk_.rank[v]] + seq_[v]) % count]), old, entry);
+  return keep_with_entry(lid, v, port(cand_[cf + (chain_digit_[rk_.rank[v]] + seq_[v]) % count]), old);
 }
 
 // The planes of set_digits for patch_down, from the chain's digits

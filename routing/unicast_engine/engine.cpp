@@ -266,17 +266,18 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
           account_ca_destination(lid, ca_ports_[i], last_hop_drained);
           continue;
         }
-        // 0: walk; 1: kept, perhaps with one entry written (`entry`); 2: in the batch.
-        std::pair<uint32_t, uint8_t> entry{kNone, 0};
+        // 0: walk; 1: kept, perhaps with entries written (kept_now_); 2: in the batch.
+        kept_now_.clear();
         const size_t at = batch_lids_.size();
         const int patched = dirty == 2   ? (patch_leaf(lid, t, slot) ? 2 : 0)
-                            : dirty == 3 ? (patch_down(lid, t, slot, entry) ? 1 : 0)
-                            : dirty == 4 ? patch_spine(lid, t, slot, entry)
-                            : dirty == 5 ? (patch_leaf_back(lid, t, slot, entry) ? 1 : 0)
+                            : dirty == 3 ? (patch_down(lid, t, slot) ? 1 : 0)
+                            : dirty == 4 ? patch_spine(lid, t, slot)
+                            : dirty == 5 ? (patch_leaf_back(lid, t, slot) ? 1 : 0)
+                            : dirty == 6 ? (patch_spine_back(lid, t, slot) ? 1 : 0)
                                          : 0;
         if (patched == 1) {
           ca_columns.push_back(kSkipped);
-          if (entry.first != kNone) kept_entries_.emplace_back(ca_columns.size() - 1, entry);
+          for (const auto& entry : kept_now_) kept_entries_.emplace_back(ca_columns.size() - 1, entry);
           ++report_.lids_routed;
         } else if (patched == 2) {
           ca_columns.push_back(at);
@@ -312,7 +313,7 @@ void Engine::run(const RoutingOptions& options, uint32_t lane, uint32_t lanes) {
       }
       const size_t copied = guid_rank_[t] % routed_cas;
       const size_t from_col = ca_columns[copied];
-      if (from_col == kSkipped) {  // copies a column that did not change, but for an entry patch_down wrote
+      if (from_col == kSkipped) {  // copies a column that did not change, but for the entries a patch wrote
         for (const auto& [i, entry] : kept_entries_) {
           if (i == copied) tables_.set(entry.first, lid, entry.second);
         }

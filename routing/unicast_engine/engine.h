@@ -207,16 +207,19 @@ class Engine {
   uint32_t old_dist(uint32_t s) const { return old_distance_[s].val; }
   void reuse_deferred(Lid lid, uint32_t t, uint32_t slot);
   bool patch_leaf(Lid lid, uint32_t t, uint32_t slot);
-  bool patch_leaf_back(Lid lid, uint32_t t, uint32_t slot, std::pair<uint32_t, uint8_t>& entry);
+  bool patch_leaf_back(Lid lid, uint32_t t, uint32_t slot);
+  bool patch_spine_back(Lid lid, uint32_t t, uint32_t slot);
   bool alone_waiting(Lid lid, uint32_t u) const;
-  int patch_spine(Lid lid, uint32_t t, uint32_t slot, std::pair<uint32_t, uint8_t>& entry);
+  int patch_spine(Lid lid, uint32_t t, uint32_t slot);
   void subtract_path(const uint8_t* old, uint32_t x, uint32_t t);
   void defer_old_column(Lid lid, uint32_t t, uint32_t slot, const uint8_t* old, std::span<const uint32_t> leaves,
                         uint32_t above);
-  bool keep_with_entry(Lid lid, uint32_t s, uint8_t now, uint8_t* old, std::pair<uint32_t, uint8_t>& entry);
+  bool keep_with_entry(Lid lid, uint32_t s, uint8_t now, uint8_t* old);
+  // The entries the current column's patch wrote (keep_with_entry): (switch, port).
+  std::vector<std::pair<uint32_t, uint8_t>> kept_now_;
   std::vector<uint32_t> waiting_;  // patch_spine's leaves
   std::vector<uint32_t> path_;     // patch_leaf_back's: u's nominal path, by entry
-  bool patch_down(Lid lid, uint32_t t, uint32_t slot, std::pair<uint32_t, uint8_t>& entry);
+  bool patch_down(Lid lid, uint32_t t, uint32_t slot);
   void planes_down(uint32_t t);
   // planes_down's result and what it was walked for.
   uint32_t planes_for_ = 0, planes_t_ = kNone, planes_reach_ = kNone;
@@ -231,7 +234,7 @@ class Engine {
   uint32_t watch_lower_ = kNone, watch_slot_ = 0;
   bool watch_hit_ = false;
   bool nominal_whole(uint32_t x) const;
-  std::vector<uint32_t> patch_at_;  // per LID dirty_ 2, 4 or 5: the switch that lost (5: got back) its nominal up link
+  std::vector<uint32_t> patch_at_;  // per LID dirty_ 2, 4, 5 or 6: the switch that lost (5, 6: got back) its nominal up link
   // A target whose modes are the memo's is read from the memo's row in
   // place (st_ points there): most targets of a reroute keep every column.
   // lazy_modes_ says, until load_modes, that nothing but mark_dirty and the
@@ -507,7 +510,8 @@ class Engine {
   std::vector<uint32_t> old_row_at_;
   std::vector<SwitchState> old_rows_;
   // Per LID of the current target: re-walk its column (1), or patch it
-  // (2: patch_leaf, 3: patch_down, 4: patch_spine, 5: patch_leaf_back).
+  // (2: patch_leaf, 3: patch_down, 4: patch_spine, 5: patch_leaf_back,
+  // 6: patch_spine_back).
   std::vector<uint8_t> dirty_;
   std::vector<uint64_t> old_load_;     // per switch x 256 ports: phase A loads of the re-walked columns before
   std::vector<size_t> old_touched_;    // old_load_ made nonzero (give_back empties them)

@@ -346,14 +346,16 @@ bool Engine::mark_dirty(uint32_t t) {
                               !c.usable_now() && phase_a == nullptr &&
                               ((r == 0 && ca_begin_[c.lower] != ca_begin_[c.lower + 1]) || r == 1);
           // A leaf getting back the up link its nominal path takes, in a
-          // column where it alone waited for phase B: patch_leaf_back may do.
-          back = slots != 0 && nominal == c.lower_port && !c.usable_before() && c.usable_now() && r == 0 &&
-                 phase_a != nullptr && had == ForwardingTables::kNoPath && alone_waiting(lid, c.lower);
+          // column where it alone waited for phase B, or a switch just
+          // above the leaves: patch_leaf_back or patch_spine_back may do.
+          back = slots != 0 && nominal == c.lower_port && !c.usable_before() && c.usable_now() &&
+                 ((r == 0 && phase_a != nullptr && had == ForwardingTables::kNoPath && alone_waiting(lid, c.lower)) ||
+                  r == 1);
           leaf = losing || back ? c.lower : kNone;
         }
         d = reasons == 0                        ? 0
             : reasons != 1 || leaf == kNone     ? 1
-            : back                              ? 5
+            : back                              ? (rk_.rank[leaf] == 0 ? 5 : 6)
             : rk_.rank[leaf] == 0               ? 2
                                                 : 4;
         if (d >= 2) patch_at_[lid.value] = leaf;

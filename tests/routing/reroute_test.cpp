@@ -420,6 +420,9 @@ void expect_few_columns_after_one_link(bool drain) {
       // or only the spine's entry move (patch_spine).
       if (tier == Tier::kSpineCore) {
         EXPECT_GT(stats.columns_patched * 4, stats.columns_recomputed * 3) << one.name;
+        // Back: the spine and those leaves on their nominal paths again
+        // (Engine::patch_spine_back), or the core's entry back (patch_down).
+        EXPECT_GT(back.columns_patched * 4, back.columns_recomputed * 3) << one.name << " back";
       }
     }
   }
