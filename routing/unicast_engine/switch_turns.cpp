@@ -153,10 +153,11 @@ bool reached(const TurnsMemo& m, size_t column, uint32_t s) {
 
 // The rows of a column (its `reached` bits) in its piece (`piece`) that did
 // not reach it, its owner's aside: how many, and how many of those have a
-// way toward the turn switch (`toward`; null: none is filled). With the
-// CPU's popcount instruction when it has one (else a call per word).
-[[gnu::target_clones("popcnt", "default")]] std::pair<uint32_t, uint32_t> count_empty(
-    const uint64_t* bits, const uint64_t* piece, const uint64_t* toward, size_t words, uint32_t owner) {
+// way toward the turn switch (`toward`; null: none is filled).
+[[gnu::always_inline]] inline std::pair<uint32_t, uint32_t> count_empty_rows(const uint64_t* bits,
+                                                                            const uint64_t* piece,
+                                                                            const uint64_t* toward, size_t words,
+                                                                            uint32_t owner) {
   uint32_t empty_rows = 0, filled = 0;
   for (size_t w = 0; w < words; ++w) {
     uint64_t empty = ~bits[w] & piece[w];
@@ -165,6 +166,23 @@ bool reached(const TurnsMemo& m, size_t column, uint32_t s) {
     if (toward != nullptr) filled += static_cast<uint32_t>(std::popcount(empty & toward[w]));
   }
   return {empty_rows, filled};
+}
+
+// The same compiled for the CPU's popcount instruction (the baseline x86-64
+// has none: a call per word). Chosen at run time, without an ifunc (whose
+// resolver runs before ThreadSanitizer is set up).
+[[gnu::target("popcnt")]] std::pair<uint32_t, uint32_t> count_empty_popcnt(const uint64_t* bits,
+                                                                          const uint64_t* piece,
+                                                                          const uint64_t* toward, size_t words,
+                                                                          uint32_t owner) {
+  return count_empty_rows(bits, piece, toward, words, owner);
+}
+
+std::pair<uint32_t, uint32_t> count_empty(const uint64_t* bits, const uint64_t* piece, const uint64_t* toward,
+                                          size_t words, uint32_t owner) {
+  static const bool popcnt = __builtin_cpu_supports("popcnt");
+  return popcnt ? count_empty_popcnt(bits, piece, toward, words, owner)
+                : count_empty_rows(bits, piece, toward, words, owner);
 }
 
 // Every entry of a row that did not reach its column before the fills:
