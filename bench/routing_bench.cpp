@@ -53,13 +53,12 @@ void BM_RouteDegraded(benchmark::State& state) {
 // healthy tree: range(1) = 0 a leaf-spine link, 1 a spine-core link (the
 // 7th of its tier in link order). Times reroute_unicast alone; the full route of the same change
 // is route_degraded's (-1 row) for comparison.
-void BM_Reroute(benchmark::State& state) {
+// The link the reroute benchmarks fail: the 7th of its tier in link order
+// (leaf-spine links join a switch with CAs to one without; tier 0), else
+// spine-core (tier 1).
+railyard::LinkId bench_link(const railyard::routing::Fabric& f, int64_t tier) {
   using namespace railyard;
   using namespace railyard::routing;
-  const Fabric& f = railyard::bench::roft(static_cast<int>(state.range(0)));
-  const RoutingOptions options = plan_routing(f, {}, map_rails(f, {})).value();
-  // The link: the 7th of its tier in link order (leaf-spine links join a
-  // switch with CAs to one without).
   auto has_cas = [&](NodeId n) {
     const Node& node = f.node(n);
     for (uint32_t p = 1; p <= node.num_ports; ++p) {
@@ -68,16 +67,25 @@ void BM_Reroute(benchmark::State& state) {
     }
     return false;
   };
-  LinkId pick;
   int seen = 0;
-  for (uint32_t l = 0; l < f.num_links() && !pick.valid(); ++l) {
+  for (uint32_t l = 0; l < f.num_links(); ++l) {
     const NodeId a = f.port(f.link(LinkId(l)).a).node, b = f.port(f.link(LinkId(l)).b).node;
     if (!f.is_switch(a) || !f.is_switch(b)) continue;
     const bool leaf_spine = has_cas(a) || has_cas(b);
-    if (leaf_spine == (state.range(1) == 0) && ++seen == 7) pick = LinkId(l);
+    if (leaf_spine == (tier == 0) && ++seen == 7) return LinkId(l);
   }
+  return LinkId();
+}
+
+// One link down (reroute_one_link) or, from there, back up
+// (reroute_link_back): the reroute alone is timed.
+void BM_Reroute(benchmark::State& state, bool back) {
+  using namespace railyard;
+  using namespace railyard::routing;
+  const Fabric& f = railyard::bench::roft(static_cast<int>(state.range(0)));
+  const RoutingOptions options = plan_routing(f, {}, map_rails(f, {})).value();
   FabricBuilder builder(f);
-  (void)builder.set_link_state(pick, PortState::kDown);
+  (void)builder.set_link_state(bench_link(f, state.range(1)), PortState::kDown);
   const Fabric after = builder.build().value();
   const RoutingOptions after_options = plan_routing(after, {}, map_rails(after, {})).value();
   RerouteStats stats;
@@ -88,13 +96,19 @@ void BM_Reroute(benchmark::State& state) {
     state.PauseTiming();
     last.reset();
     TrackedRouting given = route_unicast_tracked(f, options).value();
+    if (back) given = reroute_unicast(f, options, std::move(given), after, after_options).value();
     state.ResumeTiming();
-    last.emplace(reroute_unicast(f, options, std::move(given), after, after_options));
+    if (back) {
+      last.emplace(reroute_unicast(after, after_options, std::move(given), f, options));
+    } else {
+      last.emplace(reroute_unicast(f, options, std::move(given), after, after_options));
+    }
     stats = last->value().stats;
   }
   state.counters["CAs"] = static_cast<double>(f.cas().size());
   state.counters["incremental"] = stats.incremental ? 1 : 0;
   state.counters["columns_rewalked"] = stats.columns_recomputed;
+  state.counters["columns_patched"] = stats.columns_patched;
   state.counters["memo_in_place"] = stats.memo_in_place ? 1 : 0;
   state.counters["peak_rss_MB"] = railyard::bench::peak_rss_mb();
 }
@@ -125,11 +139,14 @@ int main(int argc, char** argv) {
       for (int cut : {0, -1, 10, 50}) degraded->Args({servers, cut});
     }
     degraded->Unit(benchmark::kMillisecond)->Iterations(1)->Repetitions(3);
-    auto* reroute = benchmark::RegisterBenchmark("reroute_one_link/3level_roft", BM_Reroute);
-    for (int servers : {256, 2048}) {
-      if (servers == 2048 && railyard::bench::skip_large()) continue;
-      for (int tier : {0, 1}) reroute->Args({servers, tier});
+    for (bool back : {false, true}) {
+      auto* reroute = benchmark::RegisterBenchmark(back ? "reroute_link_back/3level_roft" : "reroute_one_link/3level_roft",
+                                                   [back](benchmark::State& st) { BM_Reroute(st, back); });
+      for (int servers : {256, 2048}) {
+        if (servers == 2048 && railyard::bench::skip_large()) continue;
+        for (int tier : {0, 1}) reroute->Args({servers, tier});
+      }
+      reroute->Unit(benchmark::kMillisecond)->Iterations(3)->Repetitions(3);
     }
-    reroute->Unit(benchmark::kMillisecond)->Iterations(3)->Repetitions(3);
   });
 }
