@@ -85,6 +85,37 @@ void Engine::build_records(const RoutingOptions& options, uint32_t part) {
   if (part == 1) build_hops(options);
 }
 
+void Engine::bind_records() {
+  has_drains_ = rec_.has_drains;
+  ent_ = rec_.ent;
+  down_begin_ = rec_.down_begin;
+  down_entries_ = rec_.down_entries;
+  up_begin_ = rec_.up_begin;
+  up_entries_ = rec_.up_entries;
+  down_rec_ = rec_.down_rec;
+  up_rec_ = rec_.up_rec;
+  up_clean_ = rec_.up_clean;
+  leaf_children_ = rec_.leaf_children;
+  up_slot_entry_ = rec_.up_slot_entry;
+  up_hop_ = rec_.up_hop;
+  slot_stride_ = rec_.slot_stride;
+  port_entry_ = rec_.port_entry;
+  port_stride_ = rec_.port_stride;
+  order_ = rec_.order;
+  pod_ = rec_.pod;
+  pods_ = rec_.pods;
+  ranks_ = rec_.ranks;
+  seq_ = rec_.seq;
+  capacity_ = rec_.capacity;
+  num_leaves_ = rec_.num_leaves;
+  ring_leaves_ = rec_.ring_leaves;
+  leaf_id_ = rec_.leaf_id;
+  ring_prev_ = rec_.ring_prev;
+  ring_next_ = rec_.ring_next;
+  ring_id_ = rec_.ring_id;
+  rings_ = rec_.rings;
+}
+
 // Part 0 of the records: the entries' records and lists, written in place.
 void Engine::build_entries(const RoutingOptions& options) {
   const uint32_t n = g_.num_switches();

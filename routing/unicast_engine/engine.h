@@ -71,6 +71,8 @@ class Engine {
   // Part `part` (0 or 1) of the records: entries (engine.cpp) or, balanced
   // by flows, hops, rings and orders (flow_walk.cpp). Reads neither part.
   void build_records(const RoutingOptions& options, uint32_t part);
+  // Once every part is built, before anything else: the engine's views of them.
+  void bind_records();
   void export_statics(EngineStatics& out) const;
   void give_back(EngineBuffers& out);
 
@@ -287,8 +289,8 @@ class Engine {
       cand_first_[s] = static_cast<uint32_t>(cand_.size());
       bool down = is_down(st_[s].mode);
       uint32_t b = down ? down_begin_[s] : up_begin_[s], end = down ? down_begin_[s + 1] : up_begin_[s + 1];
-      const std::vector<Entry>& rec = down ? down_rec_ : up_rec_;
-      const std::vector<uint32_t>& ids = down ? down_entries_ : up_entries_;
+      const std::span<const Entry> rec = down ? down_rec_ : up_rec_;
+      const std::span<const uint32_t> ids = down ? down_entries_ : up_entries_;
       for (uint32_t i = b; i < end; ++i) {
         if (cand_ok(s, rec[i])) cand_.push_back(ids[i]);
       }
@@ -325,26 +327,27 @@ class Engine {
   RoutingReport& report_;
   const EngineStatics* statics_ = nullptr;  // the memo's, when they hold (the constructor)
   // The lanes' shared records (EntryRecords says what each is), read here
-  // by the names the engine had for them.
+  // by the names the engine had for them: views (bind_records), one load
+  // from `this` each, as a member array's.
   EntryRecords& rec_;
   void build_entries(const RoutingOptions& options);
   void build_hops(const RoutingOptions& options);
 
-  const bool& has_drains_ = rec_.has_drains;
+  bool has_drains_ = false;
   std::vector<uint8_t> drained_links_;
-  const std::vector<Entry>& ent_ = rec_.ent;
+  std::span<const Entry> ent_;
   std::vector<uint32_t> cnt_;   // per entry: destinations routed out of it by chain and cone
   std::vector<uint32_t> cnt2_;  // per entry: backup down routes
   std::vector<uint32_t> sec_;   // per entry: secondary-chain destinations
   std::vector<uint32_t> base_up_, base_down_, slots_up_;  // per rank
   std::vector<std::tuple<uint32_t, uint8_t, bool>> slot_cables_;  // compute_slots' scratch
-  const std::vector<uint32_t>& down_begin_ = rec_.down_begin;
-  const std::vector<uint32_t>& down_entries_ = rec_.down_entries;
-  const std::vector<uint32_t>& up_begin_ = rec_.up_begin;
-  const std::vector<uint32_t>& up_entries_ = rec_.up_entries;
-  const std::vector<Entry>& down_rec_ = rec_.down_rec;
-  const std::vector<Entry>& up_rec_ = rec_.up_rec;
-  const std::vector<uint32_t>& up_clean_ = rec_.up_clean;
+  std::span<const uint32_t> down_begin_;
+  std::span<const uint32_t> down_entries_;
+  std::span<const uint32_t> up_begin_;
+  std::span<const uint32_t> up_entries_;
+  std::span<const Entry> down_rec_;
+  std::span<const Entry> up_rec_;
+  std::span<const uint32_t> up_clean_;
   Lid lid_;
   uint32_t target_seq_ = 0;
   std::vector<uint32_t> guid_rank_;  // per switch: rank of its GUID
@@ -417,29 +420,29 @@ class Engine {
   uint32_t chain_epoch_ = 0;
   std::vector<uint32_t> fed_;  // per switch: a waiting switch may send it flows (stamp_)
   std::vector<uint32_t> leaf_waits_;     // per leaf: it waits for phase B (stamp_; ranked from the CAs)
-  const std::vector<uint8_t>& leaf_children_ = rec_.leaf_children;
+  std::span<const uint8_t> leaf_children_;
   bool fed(uint32_t x) const;
-  const std::vector<uint32_t>& up_slot_entry_ = rec_.up_slot_entry;
-  const std::vector<UpHop>& up_hop_ = rec_.up_hop;  // the same hops as records (set_digits climbs by them)
+  std::span<const uint32_t> up_slot_entry_;
+  std::span<const UpHop> up_hop_;  // the same hops as records (set_digits climbs by them)
   // Whether x may climb by hop h toward the target (cand_ok of its parent's
   // entry back down, as set_digits asks it).
   bool hop_ok(uint32_t x, const UpHop& h) const {
     return h.parent != kNone && link_ok(st_[h.parent], st_[x], h.back_up, h.back_drained);
   }
-  const uint32_t& slot_stride_ = rec_.slot_stride;
-  const std::vector<uint32_t>& port_entry_ = rec_.port_entry;
-  const uint32_t& port_stride_ = rec_.port_stride;
+  uint32_t slot_stride_ = 0;
+  std::span<const uint32_t> port_entry_;
+  uint32_t port_stride_ = 0;
   uint32_t entry_of_port(uint32_t s, uint32_t p) const {
     return p < port_stride_ ? port_entry_[static_cast<size_t>(s) * port_stride_ + p] : kNone;
   }
   std::vector<uint32_t> digit_;          // per rank: the destination's nominal up slot (D-mod-K digit)
   std::vector<uint32_t> digit_slot_;     // per rank: that digit modulo the rank's up slots (set_digits)
   std::vector<uint32_t> leaf_offset_;    // per leaf: cabled CA ports of the leaves before it
-  const std::vector<uint32_t>& order_ = rec_.order;
-  const std::vector<uint32_t>& pod_ = rec_.pod;
-  const uint32_t& pods_ = rec_.pods;
-  const uint32_t& ranks_ = rec_.ranks;
-  const std::vector<uint32_t>& seq_ = rec_.seq;
+  std::span<const uint32_t> order_;
+  std::span<const uint32_t> pod_;
+  uint32_t pods_ = 0;
+  uint32_t ranks_ = 0;
+  std::span<const uint32_t> seq_;
   std::vector<uint32_t> leaf_pos_;       // per switch: its position in the order leaves are taken (run)
   // Destinations with switches left for phase B: their column, leaf, slot
   // and first switch in broken_ (bottom-up).
@@ -468,16 +471,16 @@ class Engine {
   std::vector<uint32_t> template_digits_;
   std::vector<uint32_t> leaves_up_;     // leaves that climb, bottom-up order
   std::vector<uint32_t> upper_broken_;  // switches above them with a broken nominal path, bottom-up
-  const uint64_t& capacity_ = rec_.capacity;
+  uint64_t capacity_ = 0;
   // Leaves by ring (EntryRecords), and per (source leaf, destination leaf)
   // the up slots their extra flows took.
-  const uint32_t& num_leaves_ = rec_.num_leaves;
-  const std::vector<uint32_t>& ring_leaves_ = rec_.ring_leaves;
-  const std::vector<uint32_t>& leaf_id_ = rec_.leaf_id;
-  const std::vector<uint32_t>& ring_prev_ = rec_.ring_prev;
-  const std::vector<uint32_t>& ring_next_ = rec_.ring_next;
-  const std::vector<uint32_t>& ring_id_ = rec_.ring_id;
-  const uint32_t& rings_ = rec_.rings;
+  uint32_t num_leaves_ = 0;
+  std::span<const uint32_t> ring_leaves_;
+  std::span<const uint32_t> leaf_id_;
+  std::span<const uint32_t> ring_prev_;
+  std::span<const uint32_t> ring_next_;
+  std::span<const uint32_t> ring_id_;
+  uint32_t rings_ = 0;
   std::vector<uint64_t> ring_extra_;  // per entry: flows of one ring that a switch above the leaves took off their slot
   std::vector<uint32_t> ring_extra_touched_;  // ring_extra_ made nonzero (give_back empties them)
   bool same_ring_pass_ = false;    // phase B routes the flows of one ring (route_deferred_of)

@@ -201,6 +201,7 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
     }
     built.arrive_and_wait();
     if (build_failed) return;
+    engines[lane]->bind_records();
     if (prior != nullptr && !engines[lane]->same_slots(*prior->memo)) {
       slots_moved = true;
       return;
