@@ -316,8 +316,26 @@ void Engine::planes_down(uint32_t t) {
   }
 }
 
-// Whether the nominal path of x (an up-mode switch) is whole: mark_nominal's
-// valid_, from x up (set_digits first).
+// After modes_patched for a drained or undrained link of leaf u: whether
+// u's one way toward switch target t is that link, before and after, at
+// the same distance (its only candidate then, tier 1 or 2, as every parent
+// is tier 1 or unreachable; a parallel cable is another way). Its entry is
+// then the same, and so is every other switch's (their modes did not move,
+// and u, a leaf, carries no one's route and is taken after them): the
+// column is the route before's.
+bool Engine::one_way_up(uint32_t t) const {
+  const ChangedLink& c = prior_->changed[0];
+  const uint32_t u = c.lower;
+  const RouteMemo& memo = *prior_->memo;
+  const SwitchState before = memo.modes[static_cast<size_t>(memo.modes_at[t]) * g_.num_switches() + u];
+  if (before.val != st_[u].val || st_[u].val == kInf) return false;
+  for (uint32_t i = up_begin_[u]; i < up_begin_[u + 1]; ++i) {
+    const SwitchState p = st_[up_rec_[i].remote];
+    if (p.val != kInf && p.val + 1u == st_[u].val && up_rec_[i].port != c.lower_port) return false;
+  }
+  return true;
+}
+
 // After modes_patched, a switch target whose one change is a leaf u that
 // lost its way up to it: its columns are the route before's (as the walk
 // left them, before the switch turns' fills: flush keeps them so) with u's
@@ -326,12 +344,19 @@ void Engine::planes_down(uint32_t t) {
 // into the cone, the one its own counters favour, so u, which no longer
 // climbs there, moved only its own entry; nor does it change the switches
 // outside the cones (each by its own cursor). False if u is still reached
-// (a walk then), or the memo keeps no such columns.
+// (a walk then), or the memo keeps no such columns. A leaf's link drained
+// or undrained: the column is kept whole if one_way_up, else walked.
 bool Engine::patch_switch_column(uint32_t t) {
   const ChangedLink& c = prior_->changed[0];
-  if (c.up_now || st_[c.lower].mode != Mode::kUnreachable || !flows_ || memo_ == nullptr) return false;
+  if (!flows_ || memo_ == nullptr) return false;
   const uint32_t n = g_.num_switches();
   const Port& p0 = fabric_.port(fabric_.node(g_.node(t)).first_port);
+  if (c.up_before && c.up_now) {  // drained or undrained: kept whole, or walked
+    if (!one_way_up(t)) return false;
+    for (uint32_t k = 0; k < (1u << p0.lmc); ++k) report_.lids_routed += Lid{static_cast<uint16_t>(p0.lid.value + k)}.valid();
+    return true;
+  }
+  if (c.up_now || st_[c.lower].mode != Mode::kUnreachable) return false;
   const std::vector<uint8_t, UninitializedAllocator<uint8_t>>& store = prior_->memo->columns;
   reserve_columns(1u << p0.lmc);
   for (uint32_t k = 0; k < (1u << p0.lmc); ++k) {
@@ -351,6 +376,8 @@ bool Engine::patch_switch_column(uint32_t t) {
   return true;
 }
 
+// Whether the nominal path of x (an up-mode switch) is whole: mark_nominal's
+// valid_, from x up (set_digits first).
 bool Engine::nominal_whole(uint32_t x) const {
   for (uint32_t hops = 0; hops < kInf; ++hops) {
     const uint32_t e = nominal_up(x);

@@ -87,6 +87,7 @@ void Engine::build_records(const RoutingOptions& options, uint32_t part) {
 
 void Engine::bind_records() {
   has_drains_ = rec_.has_drains;
+  drained_entries_ = rec_.drained_entries;
   ent_ = rec_.ent;
   down_begin_ = rec_.down_begin;
   down_entries_ = rec_.down_entries;
@@ -123,6 +124,7 @@ void Engine::build_entries(const RoutingOptions& options) {
   EntryRecords& r = rec_;
   r.ent.resize(m);
   r.has_drains = false;
+  r.drained_entries = 0;
   for (uint32_t s = 0; s < n; ++s) {
     for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
       Entry& x = r.ent[e];
@@ -133,6 +135,7 @@ void Engine::build_entries(const RoutingOptions& options) {
       x.up = rk_.up(s, x.remote) ? 1 : 0;
       x.drained = !options.drained.empty() && options.drained[g_.link(e).value()] ? 1 : 0;
       r.has_drains = r.has_drains || x.drained;
+      r.drained_entries += x.drained;
     }
   }
   // Up and down entries of every switch, each contiguous: counted, then

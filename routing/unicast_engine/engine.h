@@ -191,6 +191,7 @@ class Engine {
   void add_prior_loads();
   bool prior_loads_added_ = false;  // add_prior_loads ran on this lane
   bool patch_switch_column(uint32_t t);
+  bool one_way_up(uint32_t t) const;
   // Its columns in the batch and the one row each emptied, in batch order:
   // flush writes only that row of such a column.
   std::vector<std::pair<size_t, uint32_t>> point_columns_;
@@ -334,6 +335,7 @@ class Engine {
   void build_hops(const RoutingOptions& options);
 
   bool has_drains_ = false;
+  uint32_t drained_entries_ = 0;
   std::vector<uint8_t> drained_links_;
   std::span<const Entry> ent_;
   std::vector<uint32_t> cnt_;   // per entry: destinations routed out of it by chain and cone

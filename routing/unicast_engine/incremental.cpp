@@ -151,31 +151,48 @@ bool Engine::modes_kept(uint32_t t) const {
 
 // Instead of prepare_target for a switch target (not a leaf), when the one
 // change is a leaf's up link going down or coming back on a fabric without
-// drains: the memo's modes with the leaf's worked out again, as
-// prepare_target would have them. Nothing else moves: a leaf is above no
-// switch, so no other switch's distance goes through it (going down, a
-// distance is measured from the target up, which a leaf is not on;
-// climbing, from the parents), and its own is one more than its nearest
-// parent's, or none.
+// drains, or drained or undrained with no other link drained: the memo's
+// modes with the leaf's worked out again, as prepare_target would have
+// them. Nothing else moves: a leaf is above no switch, so no other switch's
+// distance goes through it (going down, a distance is measured from the
+// target up, which a leaf is not on; climbing, from the parents), and its
+// own is one more than its nearest parent's over a link not drained (tier
+// 1), else, the link drained, one more than its nearest parent's (tier 2:
+// prepare_tier2; its parents are all tier 1, as no other link is drained),
+// or none.
 bool Engine::modes_patched(uint32_t t) {
-  if (prior_->changed.size() != 1 || has_drains_ || prior_->had_drains) return false;
+  if (prior_->changed.size() != 1) return false;
   const ChangedLink& c = prior_->changed[0];
   const uint32_t u = c.lower;
-  if (c.up_before == c.up_now || c.drained_before || c.drained_now) return false;
+  const bool cut = c.up_before != c.up_now && !c.drained_before && !c.drained_now && !has_drains_ && !prior_->had_drains;
+  const bool drain = c.up_before && c.up_now && c.drained_before != c.drained_now &&
+                     drained_entries_ == (c.drained_now ? 2u : 0u);
+  if (!cut && !drain) return false;
   if (rk_.rank[u] != 0 || rk_.rank[t] == 0 || u == t) return false;
   const RouteMemo& memo = *prior_->memo;
   const uint32_t at = memo.modes_at[t];
-  if (at == RouteMemo::kNoModes || memo.reach[at] == RouteMemo::kSomeTier2) return false;
+  // Tier 2 before: only the leaf's, through the link now undrained.
+  if (at == RouteMemo::kNoModes || (memo.reach[at] == RouteMemo::kSomeTier2 && !(drain && c.drained_before))) {
+    return false;
+  }
   const uint32_t n = g_.num_switches();
   const SwitchState* row = memo.modes.data() + static_cast<size_t>(at) * n;
   std::copy(row, row + n, own_st_.begin());
-  uint16_t nearest = kInf;
+  uint16_t nearest = kInf, nearest_any = kInf;
   for (uint32_t i = up_begin_[u]; i < up_begin_[u + 1]; ++i) {
     const SwitchState& p = row[up_rec_[i].remote];
-    if (is_tier1(p.mode)) nearest = std::min(nearest, p.val);
+    if (is_tier1(p.mode) && !up_rec_[i].drained) nearest = std::min(nearest, p.val);
+    if (p.val != kInf) nearest_any = std::min(nearest_any, p.val);
   }
   own_st_[u] = SwitchState{};  // unreachable
-  if (nearest < kInf - 1) own_st_[u] = SwitchState{static_cast<uint16_t>(nearest + 1), Mode::kUp, 0};
+  if (nearest < kInf - 1) {
+    own_st_[u] = SwitchState{static_cast<uint16_t>(nearest + 1), Mode::kUp, 0};
+  } else if (drain && c.drained_now && nearest_any < kInf - 1) {
+    own_st_[u] = SwitchState{static_cast<uint16_t>(nearest_any + 1), Mode::kUpDrain, 0};
+    for (uint32_t i = up_begin_[u]; i < up_begin_[u + 1]; ++i) {  // a clean way as near: prefer it
+      if (!up_rec_[i].drained && link_ok(own_st_[u], row[up_rec_[i].remote], 1, 0)) own_st_[u].clean_only = 1;
+    }
+  }
   begin_target(t, own_st_.data(), false, nullptr);
   return true;
 }

@@ -111,6 +111,7 @@ struct EntryRecords {
   // contiguous (CSR), as entry ids and as records.
   std::vector<Entry> ent;
   bool has_drains = false;
+  uint32_t drained_entries = 0;  // entries of drained links (two a link)
   std::vector<uint32_t> down_begin, down_entries, up_begin, up_entries;
   std::vector<Entry> down_rec, up_rec;
   // Per up entry (up_rec's order): the parent, or the number of switches

@@ -432,6 +432,48 @@ TEST(Reroute, OneLinkDownReWalksFewColumns) { expect_few_columns_after_one_link(
 
 TEST(Reroute, OneLinkDrainedReWalksFewColumns) { expect_few_columns_after_one_link(true); }
 
+// Two leaves, two spines, every leaf joined to every spine by two parallel
+// cables (ports 3-4 to S0, 5-6 to S1), two CAs a leaf. A drained cable of a
+// leaf toward a spine's LID leaves it its parallel one: the leaf's entry
+// must move off the drained cable if it was on it, so the spine's column is
+// not kept whole (Engine::one_way_up counts cables, not parents).
+Fabric parallel_cables() {
+  FabricBuilder b;
+  NodeId sw[4];
+  const char* names[] = {"L0", "L1", "S0", "S1"};
+  for (uint16_t i = 0; i < 4; ++i) {
+    sw[i] = b.add_node(NodeType::kSwitch, i < 2 ? 6 : 4, Guid{0x11u + i}, Guid{0x11u + i}, names[i]);
+    EXPECT_TRUE(b.set_port(sw[i], PortNum{0}, Guid{0x100u + i}, Lid{static_cast<uint16_t>(i + 1)}).ok());
+  }
+  for (uint8_t leaf = 0; leaf < 2; ++leaf) {
+    for (uint8_t k = 0; k < 4; ++k) {  // leaf port 3 + k to spine k / 2, its port 1 + leaf * 2 + k % 2
+      EXPECT_TRUE(b.connect(sw[leaf], PortNum{static_cast<uint8_t>(3 + k)}, sw[2 + k / 2],
+                            PortNum{static_cast<uint8_t>(1 + leaf * 2 + k % 2)})
+                      .ok());
+    }
+  }
+  for (uint16_t i = 0; i < 4; ++i) {
+    NodeId ca = b.add_node(NodeType::kCa, 1, Guid{0x21u + i}, Guid{0x21u + i}, "c" + std::to_string(i) + " mlx5_0");
+    EXPECT_TRUE(b.set_port(ca, PortNum{1}, Guid{0x121u + i}, Lid{static_cast<uint16_t>(5 + i)}).ok());
+    EXPECT_TRUE(b.connect(ca, PortNum{1}, sw[i / 2], PortNum{static_cast<uint8_t>(1 + i % 2)}).ok());
+  }
+  return std::move(b.build()).value();
+}
+
+TEST(Reroute, ADrainedParallelCableMovesTheLeafOffIt) {
+  const Fabric base = parallel_cables();
+  const State healthy = full(base, {});
+  const NodeId l0 = base.find_name("L0");
+  for (uint8_t port = 3; port <= 6; ++port) {
+    const LinkId l = base.port(base.port_id(l0, PortNum{port})).link;
+    const std::string what = "L0 port " + std::to_string(port);
+    RerouteStats drained, undrained;
+    const State d = step(healthy, base, with_drain(base, {}, l, true), what + " drained", &drained);
+    step(d, base, {}, what + " undrained", &undrained);
+    EXPECT_TRUE(drained.incremental && undrained.incremental) << what;
+  }
+}
+
 // A link that comes back up while drained: tier 1 does not see it, but
 // tier 2 (routes through drained links) now reaches over it the switches that
 // had no route to the spine at its top at all (a leaf reaches a spine only
