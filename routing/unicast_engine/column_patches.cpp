@@ -11,6 +11,52 @@
 
 namespace railyard::routing::unicast {
 
+// The patches' start: a new destination (stamp_, lid_) and its digits;
+// the switch the change touched (patch_at_).
+uint32_t Engine::begin_patch(Lid lid, uint32_t t, uint32_t slot) {
+  ++stamp_;
+  lid_ = lid;
+  set_digits(t, slot);
+  return patch_at_[lid.value];
+}
+
+// Leaf x's nominal up entry for the destination (set_digits first), if it
+// may take it, else kNone.
+uint32_t Engine::leaf_nominal_up(uint32_t x) const {
+  const uint32_t k0 = slots_up_[0];
+  const uint32_t e = k0 == 0 ? kNone : up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + digit_[0] % k0];
+  return e != kNone && cand_ok(x, e) ? e : kNone;
+}
+
+// The leaves whose nominal way up is u (set_digits first) into waiting_, by
+// the order phase A takes them and phase B lists them (tier 1, by GUID);
+// false if one has no CAs or is not tier 1 (a walk then).
+bool Engine::leaves_climbing_to(uint32_t u) {
+  waiting_.clear();
+  for (uint32_t i = down_begin_[u]; i < down_begin_[u + 1]; ++i) {
+    const uint32_t x = down_rec_[i].remote;
+    if (rk_.rank[x] != 0 || leaf_nominal_up(x) != down_rec_[i].rev) continue;
+    if (ca_begin_[x] == ca_begin_[x + 1] || !is_tier1(st_[x].mode)) return false;
+    waiting_.push_back(x);
+  }
+  std::sort(waiting_.begin(), waiting_.end(), [&](uint32_t a, uint32_t b) { return guid_rank_[a] < guid_rank_[b]; });
+  return true;
+}
+
+// The path from entry e on to t through `column`'s entries into path_ (e
+// first); false if it does not arrive.
+bool Engine::path_through(const uint8_t* column, uint32_t e, uint32_t t) {
+  const uint32_t n = g_.num_switches();
+  path_.assign(1, e);
+  for (uint32_t y = remote(e); y != t;) {
+    const uint32_t next = column[y] == ForwardingTables::kNoPath ? kNone : entry_of_port(y, column[y]);
+    if (next == kNone || path_.size() > n) return false;
+    path_.push_back(next);
+    y = remote(next);
+  }
+  return true;
+}
+
 // A dirty column (mark_dirty: dirty_ 2) whose only change is that leaf u
 // (patch_at_) lost the up link its nominal path took, in a column phase B
 // did not finish. Phase A would walk it again to the same column but for
@@ -23,13 +69,8 @@ namespace railyard::routing::unicast {
 // with u waiting, and the loads lose u's flows along its old path.
 bool Engine::patch_leaf(Lid lid, uint32_t t, uint32_t slot) {
   const uint32_t n = g_.num_switches();
-  const uint32_t u = patch_at_[lid.value];
-  ++stamp_;
-  lid_ = lid;
-  set_digits(t, slot);
-  const uint32_t k0 = slots_up_[0];
-  uint32_t e = k0 == 0 ? kNone : up_slot_entry_[static_cast<size_t>(u) * slot_stride_ + digit_[0] % k0];
-  if (e != kNone && !cand_ok(u, e)) e = kNone;
+  const uint32_t u = begin_patch(lid, t, slot);
+  const uint32_t e = leaf_nominal_up(u);
   if (e != kNone && nominal_whole(remote(e))) return false;  // u still routes (not seen: mark_dirty's conditions)
   for (uint32_t i = up_begin_[u]; i < up_begin_[u + 1]; ++i) {
     const uint32_t y = up_rec_[i].remote;
@@ -52,22 +93,11 @@ bool Engine::patch_leaf(Lid lid, uint32_t t, uint32_t slot) {
 // whole and arrives through the column's entries.
 bool Engine::patch_leaf_back(Lid lid, uint32_t t, uint32_t slot) {
   const uint32_t n = g_.num_switches();
-  const uint32_t u = patch_at_[lid.value];
-  ++stamp_;
-  lid_ = lid;
-  set_digits(t, slot);
-  const uint32_t k0 = slots_up_[0];
-  const uint32_t e = k0 == 0 ? kNone : up_slot_entry_[static_cast<size_t>(u) * slot_stride_ + digit_[0] % k0];
-  if (e == kNone || !cand_ok(u, e) || !nominal_whole(remote(e))) return false;
+  const uint32_t u = begin_patch(lid, t, slot);
+  const uint32_t e = leaf_nominal_up(u);
+  if (e == kNone || !nominal_whole(remote(e))) return false;
   uint8_t* old = memo_->columns.data() + static_cast<size_t>(lid.value) * n;
-  path_.assign(1, e);
-  for (uint32_t y = remote(e); y != t;) {
-    const uint32_t next = old[y] == ForwardingTables::kNoPath ? kNone : entry_of_port(y, old[y]);
-    if (next == kNone || path_.size() > n) return false;
-    path_.push_back(next);
-    y = remote(next);
-  }
-  if (!keep_with_entry(lid, u, port(e), old)) return false;
+  if (!path_through(old, e, t) || !keep_with_entry(lid, u, port(e), old)) return false;
   const uint64_t f = ca_begin_[u + 1] - ca_begin_[u];
   for (uint32_t x : path_) load_[x] += f * share_[x];
   return true;
@@ -86,24 +116,10 @@ bool Engine::patch_leaf_back(Lid lid, uint32_t t, uint32_t slot) {
 // column's entries.
 bool Engine::patch_spine_back(Lid lid, uint32_t t, uint32_t slot) {
   const uint32_t n = g_.num_switches();
-  const uint32_t u = patch_at_[lid.value];
+  const uint32_t u = begin_patch(lid, t, slot);
   const RouteMemo& memo = *prior_->memo;
-  ++stamp_;
-  lid_ = lid;
-  set_digits(t, slot);
   const uint32_t e = nominal_up(u);
-  if (e == kNone || !nominal_whole(u)) return false;
-  // The leaves whose nominal way up is u, in the order phase B listed them.
-  waiting_.clear();
-  const uint32_t k0 = slots_up_[0];
-  for (uint32_t i = down_begin_[u]; i < down_begin_[u + 1] && k0 != 0; ++i) {
-    const uint32_t x = down_rec_[i].remote;
-    const uint32_t ex = up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + digit_[0] % k0];
-    if (rk_.rank[x] != 0 || ex != down_rec_[i].rev || !cand_ok(x, ex)) continue;
-    if (ca_begin_[x] == ca_begin_[x + 1] || !is_tier1(st_[x].mode)) return false;
-    waiting_.push_back(x);
-  }
-  std::sort(waiting_.begin(), waiting_.end(), [&](uint32_t a, uint32_t b) { return guid_rank_[a] < guid_rank_[b]; });
+  if (e == kNone || !nominal_whole(u) || !leaves_climbing_to(u)) return false;
   if (waiting_.empty() == (memo.deferred[lid.value] != 0)) return false;
   if (!waiting_.empty()) {
     const uint32_t i = memo.deferred_at[lid.value];
@@ -115,14 +131,7 @@ bool Engine::patch_spine_back(Lid lid, uint32_t t, uint32_t slot) {
     }
   }
   uint8_t* old = memo_->columns.data() + static_cast<size_t>(lid.value) * n;
-  path_.assign(1, e);
-  for (uint32_t y = remote(e); y != t;) {
-    const uint32_t next = old[y] == ForwardingTables::kNoPath ? kNone : entry_of_port(y, old[y]);
-    if (next == kNone || path_.size() > n) return false;
-    path_.push_back(next);
-    y = remote(next);
-  }
-  if (old[u] == ForwardingTables::kNoPath) return false;
+  if (!path_through(old, e, t) || old[u] == ForwardingTables::kNoPath) return false;
   for (uint32_t x : waiting_) {
     if (old[x] == ForwardingTables::kNoPath) return false;
   }
@@ -130,7 +139,7 @@ bool Engine::patch_spine_back(Lid lid, uint32_t t, uint32_t slot) {
   (void)keep_with_entry(lid, u, port(e), old);
   uint64_t carried = 0;  // u carries the flows of its leaves
   for (uint32_t x : waiting_) {
-    const uint32_t ex = up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + digit_[0] % k0];
+    const uint32_t ex = leaf_nominal_up(x);
     const uint64_t f = ca_begin_[x + 1] - ca_begin_[x];
     (void)keep_with_entry(lid, x, port(ex), old);
     load_[ex] += f * share_[ex];
@@ -206,25 +215,12 @@ void Engine::subtract_path(const uint8_t* old, uint32_t x, uint32_t t) {
 //    and the loads lose the leaves' flows along their old paths: 2.
 int Engine::patch_spine(Lid lid, uint32_t t, uint32_t slot) {
   const uint32_t n = g_.num_switches();
-  const uint32_t u = patch_at_[lid.value];
-  ++stamp_;
-  lid_ = lid;
-  set_digits(t, slot);
+  const uint32_t u = begin_patch(lid, t, slot);
   const uint32_t e = nominal_up(u);
   if (e != kNone && nominal_whole(u)) return 0;  // u still routes (not seen: mark_dirty's conditions)
   auto [cf, count] = candidates(u);
   const uint8_t now = e != kNone ? port(e) : count > 0 ? port(cand_[cf]) : ForwardingTables::kNoPath;
-  // The leaves whose nominal way up is u, by the order phase A takes them
-  // (tier 1, by GUID).
-  waiting_.clear();
-  const uint32_t k0 = slots_up_[0];
-  for (uint32_t i = down_begin_[u]; i < down_begin_[u + 1] && k0 != 0; ++i) {
-    const uint32_t x = down_rec_[i].remote;
-    const uint32_t ex = up_slot_entry_[static_cast<size_t>(x) * slot_stride_ + digit_[0] % k0];
-    if (rk_.rank[x] != 0 || ex != down_rec_[i].rev || !cand_ok(x, ex)) continue;
-    if (ca_begin_[x] == ca_begin_[x + 1] || !is_tier1(st_[x].mode)) return 0;
-    waiting_.push_back(x);
-  }
+  if (!leaves_climbing_to(u)) return 0;
   uint8_t* old = memo_->columns.data() + static_cast<size_t>(lid.value) * n;
   if (waiting_.empty()) return keep_with_entry(lid, u, now, old) ? 1 : 0;
   auto waits_too = [&](uint32_t y) { return y != u && is_up_mode(st_[y].mode) && !nominal_whole(y); };
@@ -236,7 +232,6 @@ int Engine::patch_spine(Lid lid, uint32_t t, uint32_t slot) {
   for (uint32_t i = up_begin_[u]; i < up_begin_[u + 1]; ++i) {
     if (waits_too(up_rec_[i].remote)) return 0;
   }
-  std::sort(waiting_.begin(), waiting_.end(), [&](uint32_t a, uint32_t b) { return guid_rank_[a] < guid_rank_[b]; });
   defer_old_column(lid, t, slot, old, waiting_, u);
   return 2;
 }

@@ -209,6 +209,10 @@ class Engine {
   void subtract_column(uint32_t t, const uint8_t* column, size_t stride);
   uint32_t old_dist(uint32_t s) const { return old_distance_[s].val; }
   void reuse_deferred(Lid lid, uint32_t t, uint32_t slot);
+  uint32_t begin_patch(Lid lid, uint32_t t, uint32_t slot);
+  uint32_t leaf_nominal_up(uint32_t x) const;
+  bool leaves_climbing_to(uint32_t u);
+  bool path_through(const uint8_t* column, uint32_t e, uint32_t t);
   bool patch_leaf(Lid lid, uint32_t t, uint32_t slot);
   bool patch_leaf_back(Lid lid, uint32_t t, uint32_t slot);
   bool patch_spine_back(Lid lid, uint32_t t, uint32_t slot);
