@@ -244,7 +244,7 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
   if (prior != nullptr && !turned) {
     std::vector<std::pair<Lid, uint8_t*>> written;
     for (const auto& e : engines) e->switch_lid_columns(memo->turns.column_of, written);
-    turned = unicast::turn_columns(fabric, graph, ranking, out.tables, written, memo->turns, turns);
+    turned = unicast::turn_columns(fabric, graph, ranking, options.drained, written, memo->turns, turns);
   }
   // refill_turns rewrites every entry the walks left empty, from the bits
   // (route_switch_turns would read the tables instead).
@@ -268,8 +268,9 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
   }
   if (!turned) {
     turns = prior != nullptr && memo->turns.valid
-                ? unicast::refill_turns(fabric, graph, ranking, out.tables, memo->turns)
-                : unicast::route_switch_turns(fabric, graph, ranking, out.tables, memo != nullptr ? &memo->turns : nullptr);
+                ? unicast::refill_turns(fabric, graph, ranking, options.drained, out.tables, memo->turns)
+                : unicast::route_switch_turns(fabric, graph, ranking, options.drained, out.tables,
+                                              memo != nullptr ? &memo->turns : nullptr);
   }
   for (uint32_t t : turns.turn_switches) out.report.turn_switches.push_back(graph.node(t));
   out.report.switch_entries_turned = turns.entries;

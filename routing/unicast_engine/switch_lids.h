@@ -29,11 +29,12 @@ struct SwitchTurns {
 };
 
 // Fills the empty switch-LID entries of every switch with its entry toward a
-// designated turn switch (switch_turns.cpp says why that stays deadlock-free).
+// designated turn switch (switch_turns.cpp says why that stays deadlock-free);
+// `drained` (per LinkId, may be empty): links the way there takes last.
 // Runs once, after every lane; never changes an entry that is set. `memo`
 // (may be null) receives what turn_columns needs.
 SwitchTurns route_switch_turns(const Fabric& fabric, const SwitchGraph& graph, const Ranking& ranking,
-                               ForwardingTables& tables, TurnsMemo* memo = nullptr);
+                               std::span<const uint8_t> drained, ForwardingTables& tables, TurnsMemo* memo = nullptr);
 
 // An incremental route's switch turns, before its flush: `written` are the
 // columns it routed again (LID, column in a lane's batch), the tables hold
@@ -43,14 +44,14 @@ SwitchTurns route_switch_turns(const Fabric& fabric, const SwitchGraph& graph, c
 // would (the others keep theirs) and says so in `out`. False: call
 // refill_turns after the flush.
 bool turn_columns(const Fabric& fabric, const SwitchGraph& graph, const Ranking& ranking,
-                  const ForwardingTables& tables, std::span<const std::pair<Lid, uint8_t*>> written, TurnsMemo& memo,
-                  SwitchTurns& out);
+                  std::span<const uint8_t> drained, std::span<const std::pair<Lid, uint8_t*>> written,
+                  TurnsMemo& memo, SwitchTurns& out);
 // route_switch_turns for an incremental route whose turn_columns said false:
 // from the memo it brought up to date, every fill made again (entries the
 // route before filled, turns or repair, included), the other entries
 // unread.
 SwitchTurns refill_turns(const Fabric& fabric, const SwitchGraph& graph, const Ranking& ranking,
-                         ForwardingTables& tables, TurnsMemo& memo);
+                         std::span<const uint8_t> drained, ForwardingTables& tables, TurnsMemo& memo);
 
 // What repair_switch_lids did: entries filled, and (switch, switch LID)
 // entries still empty within one piece of the switch graph.

@@ -185,6 +185,66 @@ std::pair<uint32_t, uint32_t> count_empty(const uint64_t* bits, const uint64_t* 
                 : count_empty_rows(bits, piece, toward, words, owner);
 }
 
+// Every switch's next hop toward its piece's turn switch t (m.turn), into
+// `toward`: the turn tree the fills follow (kNoPath: no way, and t's own).
+// Any up*/down* way toward t keeps the argument above; this one goes down
+// whenever the switch can reach t going only down (as the engine's modes
+// do), else up, along a shortest way, and takes the lowest port among its
+// choices, a link not drained first. So a switch's next hop depends on t
+// only where the ways come down to t: when the turn switch is replaced by
+// another below the same switches (its own up link failed), only those
+// switches' next hops move, and with them their rows' fills; the rest of
+// the fabric keeps its tables.
+void turn_trees(const SwitchGraph& g, const Ranking& rk, std::span<const uint8_t> drained, const TurnsMemo& m,
+                std::vector<uint8_t>& toward) {
+  const uint32_t n = g.num_switches();
+  toward.assign(n, ForwardingTables::kNoPath);
+  std::vector<uint16_t> down(n), dist(n);
+  std::vector<uint32_t> queue;
+  auto key = [&](uint32_t e) {
+    const bool d = !drained.empty() && drained[g.link(e).value()];
+    return (d ? 256u : 0u) + g.port(e);
+  };
+  for (const uint32_t t : m.turn) {
+    if (t == kNone) continue;
+    std::fill(down.begin(), down.end(), kInf);
+    std::fill(dist.begin(), dist.end(), kInf);
+    down[t] = 0;
+    queue.assign(1, t);
+    for (size_t h = 0; h < queue.size(); ++h) {  // going only down to t: t's up-closure
+      const uint32_t x = queue[h];
+      for (uint32_t e = g.begin(x); e < g.end(x); ++e) {
+        const uint32_t p = g.remote(e);
+        if (!rk.up(x, p) || down[p] != kInf) continue;
+        down[p] = static_cast<uint16_t>(down[x] + 1);
+        queue.push_back(p);
+      }
+    }
+    for (const uint32_t s : rk.order) {  // top down: a switch's parents first
+      if (down[s] != kInf) {
+        dist[s] = down[s];
+        continue;
+      }
+      for (uint32_t e = g.begin(s); e < g.end(s); ++e) {
+        const uint32_t p = g.remote(e);
+        if (rk.up(s, p) && dist[p] != kInf) dist[s] = std::min<uint16_t>(dist[s], static_cast<uint16_t>(dist[p] + 1));
+      }
+    }
+    for (uint32_t s = 0; s < n; ++s) {
+      if (s == t || dist[s] == kInf || m.component[s] != m.component[t]) continue;
+      const bool going_down = down[s] != kInf;
+      uint32_t best = kNone;
+      for (uint32_t e = g.begin(s); e < g.end(s); ++e) {
+        const uint32_t r = g.remote(e);
+        const bool ok = going_down ? !rk.up(s, r) && down[r] != kInf && down[r] + 1u == down[s]
+                                   : rk.up(s, r) && dist[r] != kInf && dist[r] + 1u == dist[s];
+        if (ok && (best == kNone || key(e) < key(best))) best = e;
+      }
+      if (best != kNone) toward[s] = g.port(best);
+    }
+  }
+}
+
 // Every entry of a row that did not reach its column before the fills:
 // through the row's turn switch (m.turn), or empty. Overwrites what such an
 // entry holds (an incremental route's tables keep the fills of the route
@@ -200,15 +260,11 @@ SwitchTurns fill_all(ForwardingTables& tables, TurnsMemo& m) {
   for (uint32_t i = 0; i < columns; ++i) {
     if (m.base[i]) base_column[m.owner[i]] = i;
   }
-  // Each row's way toward its turn switch (t's own row is never filled: its
-  // entry for its LID is port 0), as the route left it.
-  m.toward.assign(n, ForwardingTables::kNoPath);
+  // Each row's way toward its turn switch (m.toward: turn_trees; t's own
+  // row is never filled, its entry for its LID is port 0).
   for (uint32_t s = 0; s < n; ++s) {
     const uint32_t t = m.turn[m.component[s]];
-    if (t == kNone || s == t) continue;
-    out.turn_switches.push_back(t);
-    const uint32_t b = base_column[t];
-    if (reached(m, b, s)) m.toward[s] = tables.get(s, Lid{m.lids[b]});
+    if (t != kNone && s != t) out.turn_switches.push_back(t);
   }
   // Per piece of the fabric: its rows, and those of them with a way toward
   // the turn switch.
@@ -303,8 +359,8 @@ SwitchTurns fill_all(ForwardingTables& tables, TurnsMemo& m) {
 
 }  // namespace
 
-SwitchTurns route_switch_turns(const Fabric& fabric, const SwitchGraph& g, const Ranking& rk, ForwardingTables& tables,
-                               TurnsMemo* memo) {
+SwitchTurns route_switch_turns(const Fabric& fabric, const SwitchGraph& g, const Ranking& rk,
+                               std::span<const uint8_t> drained, ForwardingTables& tables, TurnsMemo* memo) {
   const uint32_t n = g.num_switches();
   TurnsMemo own;
   TurnsMemo& m = memo != nullptr ? *memo : own;
@@ -343,11 +399,12 @@ SwitchTurns route_switch_turns(const Fabric& fabric, const SwitchGraph& g, const
   if (m.missing == 0) return SwitchTurns{};
   m.component = switch_pieces(g);
   choose_turns(fabric, g, rk, m, m.component, m.turn);
+  turn_trees(g, rk, drained, m, m.toward);
   return fill_all(tables, m);
 }
 
-SwitchTurns refill_turns(const Fabric& fabric, const SwitchGraph& g, const Ranking& rk, ForwardingTables& tables,
-                         TurnsMemo& m) {
+SwitchTurns refill_turns(const Fabric& fabric, const SwitchGraph& g, const Ranking& rk,
+                         std::span<const uint8_t> drained, ForwardingTables& tables, TurnsMemo& m) {
   if (m.missing == 0) {  // nothing to fill, so nothing was filled before either
     m.turn.clear();
     m.turn_switches.clear();
@@ -356,10 +413,11 @@ SwitchTurns refill_turns(const Fabric& fabric, const SwitchGraph& g, const Ranki
   if (!m.pieces_now) m.component = switch_pieces(g);
   m.pieces_now = false;
   choose_turns(fabric, g, rk, m, m.component, m.turn);
+  turn_trees(g, rk, drained, m, m.toward);
   return fill_all(tables, m);
 }
 
-bool turn_columns(const Fabric& fabric, const SwitchGraph& g, const Ranking& rk, const ForwardingTables& tables,
+bool turn_columns(const Fabric& fabric, const SwitchGraph& g, const Ranking& rk, std::span<const uint8_t> drained,
                   std::span<const std::pair<Lid, uint8_t*>> written, TurnsMemo& m, SwitchTurns& out) {
   const uint32_t n = g.num_switches();
   const size_t columns = m.lids.size();
@@ -409,19 +467,9 @@ bool turn_columns(const Fabric& fabric, const SwitchGraph& g, const Ranking& rk,
   const std::vector<uint32_t>& pieces = m.component;
   // Every row's way toward its turn switch, as it was: the fills kept in
   // the columns not written are then the full pass's.
-  std::vector<uint32_t> base_column(n, kNone);
-  for (uint32_t i = 0; i < columns; ++i) {
-    if (m.base[i]) base_column[m.owner[i]] = i;
-  }
-  for (uint32_t s = 0; s < n; ++s) {
-    const uint32_t t = turn[pieces[s]];
-    uint8_t toward = ForwardingTables::kNoPath;
-    if (t != kNone && s != t) {
-      const uint32_t b = base_column[t];
-      toward = column_at[b] != nullptr ? column_at[b][s] : tables.get(s, Lid{m.lids[b]});
-    }
-    if (toward != m.toward[s]) return false;
-  }
+  std::vector<uint8_t> toward;
+  turn_trees(g, rk, drained, m, toward);
+  if (toward != m.toward) return false;
   // The written columns' fills, as the full pass makes them.
   for (uint32_t i = 0; i < columns; ++i) {
     uint8_t* column = column_at[i];

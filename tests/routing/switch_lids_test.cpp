@@ -182,6 +182,75 @@ TEST(SwitchLids, SwitchLidsAmongCaLidsAreReachedAlike) {
   expect_all_switch_lids_reached(test::with_lids_scattered(generate(rail_only), 4), "rail-only, LIDs scattered");
 }
 
+// The fills follow a turn tree whose next hops depend on the turn switch
+// only where the ways come down to it: when the turn switch loses an up
+// link and another leaf takes over, only the switches just above the two
+// (and the two) fill differently; every other switch keeps its table. (Fills
+// that followed the turn switch's own LID moved in nearly every row.)
+// Rows of `before` and `after` (tables of f and of f with a link of switch
+// `skip` down) whose entries differ for the LID of a switch other than
+// `skip` (whose own LID follows one of its CAs' routes, as they move).
+uint32_t rows_moved(const Fabric& f, const ForwardingTables& before, const ForwardingTables& after, NodeId skip) {
+  uint32_t rows = 0;
+  for (uint32_t s = 0; s < before.num_switches(); ++s) {
+    auto x = before.row(s), y = after.row(s);
+    bool moved = false;
+    for (uint32_t lid = 1; lid < x.size() && !moved; ++lid) {
+      const PortId owner = f.lid_owner(Lid{static_cast<uint16_t>(lid)});
+      moved = owner.valid() && f.is_switch(f.port(owner).node) && f.port(owner).node != skip && x[lid] != y[lid];
+    }
+    rows += moved;
+  }
+  return rows;
+}
+
+// The first switch-to-switch link of switch n.
+LinkId first_up_link(const Fabric& f, NodeId n) {
+  const Node& nd = f.node(n);
+  for (uint32_t p = 1; p <= nd.num_ports; ++p) {
+    const PortId pid(nd.first_port.value() + p);
+    const NodeId far = f.remote_node(pid);
+    if (far.valid() && f.is_switch(far)) return f.port(pid).link;
+  }
+  return LinkId();
+}
+
+TEST(SwitchLids, ANewTurnSwitchMovesFewRows) {
+  for (const GeneratorSpec& spec : {roft(64, 8, 3, 16), roft(64, 8, 2, 32)}) {
+    const Fabric f = generate(spec);
+    auto before = route_unicast(f, test::options_for(f, {}));
+    ASSERT_TRUE(before.ok());
+    ASSERT_EQ(before->report.turn_switches.size(), 1u);
+    const NodeId turn = before->report.turn_switches[0];
+    SwitchGraph graph(f);
+    // A leaf's first up link down: the turn switch's, and another leaf's
+    // (the leaf LIDs' and CA LIDs' own changes, without the turns).
+    NodeId other;
+    for (uint32_t s = 0; s < graph.num_switches() && !other.valid(); ++s) {
+      if (graph.num_cas(s) != 0 && graph.node(s) != turn) other = graph.node(s);
+    }
+    uint32_t moved[2] = {0, 0};
+    NodeId next_turn;
+    for (int k = 0; k < 2; ++k) {
+      FabricBuilder b(f);
+      ASSERT_TRUE(b.set_link_state(first_up_link(f, k == 0 ? turn : other), PortState::kDown).ok());
+      const Fabric g = std::move(b.build()).value();
+      auto after = route_unicast(g, test::options_for(g, {}));
+      ASSERT_TRUE(after.ok());
+      ASSERT_EQ(after->report.turn_switches.size(), 1u);
+      if (k == 0) next_turn = after->report.turn_switches[0];
+      moved[k] = rows_moved(f, before->tables, after->tables, k == 0 ? turn : other);
+    }
+    ASSERT_NE(next_turn, turn) << "the turn switch did not move: nothing tested";
+    // Beyond what any leaf's link moves: the switches next to the two turn
+    // switches, and the two.
+    uint32_t near = 2;
+    for (NodeId t : {turn, next_turn}) near += graph.end(graph.switch_index(t)) - graph.begin(graph.switch_index(t));
+    EXPECT_LE(moved[0], moved[1] + near) << moved[0] << " rows moved, " << moved[1] << " for another leaf, of "
+                                         << graph.num_switches();
+  }
+}
+
 // Heavier degradation: a pair whose only routes turn outside the turn
 // switch's up-closure (a core of a plane the turn leaf lost, toward a core of
 // another plane) is joined by the repair, each dependency it adds checked
