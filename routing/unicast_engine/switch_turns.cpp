@@ -7,10 +7,11 @@
 // leaf's LID (a spine or core that lost its link into the leaf; a leaf's LID
 // follows the route of one of its CAs). After every lane has routed, each
 // switch-LID entry that is still empty is filled with the same switch's
-// entry for the LID of one designated switch T: the packet climbs and
-// descends toward T as it would to T, and the first switch on the way that
-// has an up*/down* route of its own to the destination takes over; T itself
-// must reach the destination by up*/down*. Routed entries are never changed,
+// next hop toward one designated switch T, along an up*/down* way to T (the
+// turn tree, turn_trees): the packet climbs and descends toward T, and the
+// first switch on the way that has an up*/down* route of its own to the
+// destination takes over; T itself must reach the destination by
+// up*/down*. Routed entries are never changed,
 // so CA LIDs and every entry up*/down* already had (a leaf LID's too) keep
 // their tables.
 //
