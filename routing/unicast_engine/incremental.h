@@ -196,7 +196,15 @@ struct TurnsMemo {
   std::vector<uint32_t> component;  // per switch: its piece of the switch graph
   bool pieces_now = false;          // component is this route's (turn_columns worked it out)
   std::vector<uint32_t> turn;       // per piece: its turn switch, or kNone (empty: none chosen)
-  std::vector<uint8_t> toward;      // per switch: its entry toward its turn switch
+  std::vector<uint8_t> toward;      // per switch: its entry toward its turn switch (turn_trees)
+  std::vector<uint64_t> fillable;   // per piece x column words: the columns its turn switch fills
+  // A refill after turn_columns: the columns the route wrote, each row's
+  // way before, and whether only rows whose way moved, those columns and
+  // those whose fillable bit moved need writing (the pieces stayed).
+  std::vector<uint32_t> written;
+  std::vector<uint8_t> toward_before;
+  bool partial = false;
+  bool any_left = false;  // the last fills left entries empty (the repair may have filled them)
   std::vector<uint32_t> fills, left;  // per column: entries filled, entries left empty
   std::vector<uint32_t> turn_switches;
   size_t row_words = 0;          // 64-bit words per row of `by_row`

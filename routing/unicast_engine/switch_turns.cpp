@@ -296,6 +296,15 @@ SwitchTurns fill_all(ForwardingTables& tables, TurnsMemo& m) {
     m.fills[i] = filled;
     m.left[i] = empty - filled;
   }
+  // A refill that may leave a row whose way did not move as it is, but for
+  // the columns the route wrote, when the turn switches fill the same
+  // columns as before (else every row is written again).
+  const bool partial = m.partial && m.toward_before.size() == n && m.fillable == fillable;
+  std::vector<uint64_t> dirty;
+  if (partial) {
+    dirty.assign(cwords, 0);
+    for (const uint32_t i : m.written) dirty[i / 64] |= uint64_t{1} << (i % 64);
+  }
   // Per 8 bits of a mask: those 8 bytes set (0xFF) or clear.
   static constexpr auto kBytes = [] {
     std::array<uint64_t, 256> t{};
@@ -321,10 +330,12 @@ SwitchTurns fill_all(ForwardingTables& tables, TurnsMemo& m) {
     // A switch's own columns (its entry is port 0) are neither.
     const uint64_t* fills = fillable.data() + static_cast<size_t>(m.component[s]) * cwords;
     const bool ways = toward != ForwardingTables::kNoPath;
+    const uint64_t* only = partial && toward == m.toward_before[s] ? dirty.data() : nullptr;
     uint32_t own = base_column[s] == kNone ? 0 : base_column[s], own_end = own;
     while (own_end < columns && m.owner[own_end] == s) ++own_end;
     for (size_t cw = 0; cw < cwords; ++cw) {
       uint64_t empty = ~reached_row[cw] & (cw + 1 == cwords ? last_word : ~uint64_t{0});
+      if (only != nullptr) empty &= only[cw];
       for (; own < own_end && own / 64 == cw; ++own) empty &= ~(uint64_t{1} << (own % 64));
       if (empty == 0) continue;
       const uint64_t filled = ways ? empty & fills[cw] : 0;
@@ -348,10 +359,14 @@ SwitchTurns fill_all(ForwardingTables& tables, TurnsMemo& m) {
       }
     }
   }
+  m.fillable.swap(fillable);
+  m.partial = false;
+  m.written.clear();
   for (size_t i = 0; i < columns; ++i) {
     out.entries += m.fills[i];
     out.left += m.left[i];
   }
+  m.any_left = out.left != 0;
   std::sort(out.turn_switches.begin(), out.turn_switches.end());
   out.turn_switches.erase(std::unique(out.turn_switches.begin(), out.turn_switches.end()), out.turn_switches.end());
   m.turn_switches = out.turn_switches;
@@ -401,6 +416,7 @@ SwitchTurns route_switch_turns(const Fabric& fabric, const SwitchGraph& g, const
   m.component = switch_pieces(g);
   choose_turns(fabric, g, rk, m, m.component, m.turn);
   turn_trees(g, rk, drained, m, m.toward);
+  m.partial = false;
   return fill_all(tables, m);
 }
 
@@ -414,6 +430,7 @@ SwitchTurns refill_turns(const Fabric& fabric, const SwitchGraph& g, const Ranki
   if (!m.pieces_now) m.component = switch_pieces(g);
   m.pieces_now = false;
   choose_turns(fabric, g, rk, m, m.component, m.turn);
+  m.toward_before.swap(m.toward);  // read only if m.partial (turn_columns)
   turn_trees(g, rk, drained, m, m.toward);
   return fill_all(tables, m);
 }
@@ -423,6 +440,8 @@ bool turn_columns(const Fabric& fabric, const SwitchGraph& g, const Ranking& rk,
   const uint32_t n = g.num_switches();
   const size_t columns = m.lids.size();
   m.pieces_now = false;
+  m.partial = false;
+  m.written.clear();
   // The written columns' rows before the fills, into the memo first:
   // refill_turns rewrites the entries of the others.
   std::vector<uint8_t*> column_at(columns, nullptr);
@@ -430,6 +449,7 @@ bool turn_columns(const Fabric& fabric, const SwitchGraph& g, const Ranking& rk,
     const uint32_t i = lid.value < m.column_of.size() ? m.column_of[lid.value] : kNone;
     if (i == kNone) continue;
     column_at[i] = column;
+    m.written.push_back(i);
     uint64_t* bits = m.reached.data() + i * m.words;
     const uint32_t owner = m.owner[i];
     for (size_t w = 0; w < m.words; ++w) {
@@ -461,10 +481,14 @@ bool turn_columns(const Fabric& fabric, const SwitchGraph& g, const Ranking& rk,
   // The pieces of this graph, for refill_turns too.
   std::vector<uint32_t> component = switch_pieces(g), turn;
   choose_turns(fabric, g, rk, m, component, turn);
-  const bool same = turn == m.turn && component == m.component;
+  const bool same_pieces = component == m.component;
   m.component = std::move(component);
   m.pieces_now = true;
-  if (!same) return false;
+  // refill_turns may then write only what moved, unless the repair may have
+  // filled entries the last time (it reads every route: the full pass's
+  // tables, every fill made again).
+  m.partial = same_pieces && !m.any_left;
+  if (turn != m.turn || !same_pieces) return false;
   const std::vector<uint32_t>& pieces = m.component;
   // Every row's way toward its turn switch, as it was: the fills kept in
   // the columns not written are then the full pass's.
@@ -477,6 +501,13 @@ bool turn_columns(const Fabric& fabric, const SwitchGraph& g, const Ranking& rk,
     if (column == nullptr) continue;
     const uint32_t owner = m.owner[i];
     m.fills[i] = m.left[i] = 0;
+    const uint32_t c = pieces[owner], t = turn[c];
+    const size_t cwords = (columns + 63) / 64;
+    if (m.fillable.size() == turn.size() * cwords) {  // whether t fills column i, as fill_all keeps it
+      uint64_t& word = m.fillable[c * cwords + i / 64];
+      const uint64_t bit = uint64_t{1} << (i % 64);
+      word = t != kNone && column[t] != ForwardingTables::kNoPath ? word | bit : word & ~bit;
+    }
     for (uint32_t s = 0; s < n; ++s) {
       if (column[s] != ForwardingTables::kNoPath || owner == s || pieces[owner] != pieces[s]) continue;
       const uint32_t t = turn[pieces[s]];
@@ -495,6 +526,7 @@ bool turn_columns(const Fabric& fabric, const SwitchGraph& g, const Ranking& rk,
   }
   // Entries left empty, here or in a column kept (where the repair may have
   // filled them: it reads every route, so it runs on the full pass's tables).
+  m.any_left = out.left != 0;
   if (out.left != 0) return false;
   out.turn_switches = m.turn_switches;
   return true;
