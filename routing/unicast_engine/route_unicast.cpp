@@ -244,7 +244,7 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
   if (prior != nullptr && !turned) {
     std::vector<std::pair<Lid, uint8_t*>> written;
     for (const auto& e : engines) e->switch_lid_columns(memo->turns.column_of, written);
-    turned = unicast::turn_columns(fabric, graph, ranking, options.drained, written, memo->turns, turns);
+    turned = unicast::turn_columns(fabric, graph, ranking, options.drained, ordered.changed, written, memo->turns, turns);
   }
   // refill_turns rewrites every entry the walks left empty, from the bits
   // (route_switch_turns would read the tables instead).

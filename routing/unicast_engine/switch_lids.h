@@ -39,13 +39,14 @@ SwitchTurns route_switch_turns(const Fabric& fabric, const SwitchGraph& graph, c
 // An incremental route's switch turns, before its flush: `written` are the
 // columns it routed again (LID, column in a lane's batch), the tables hold
 // the others with the fills of the route before. Brings the memo up to date
-// with the written columns and, if the turn switches and every switch's way
+// with the written columns (`changed`: the links that changed, lower switch
+// first) and, if the turn switches and every switch's way
 // toward its own stayed, fills the written columns as route_switch_turns
 // would (the others keep theirs) and says so in `out`. False: call
 // refill_turns after the flush.
 bool turn_columns(const Fabric& fabric, const SwitchGraph& graph, const Ranking& ranking,
-                  std::span<const uint8_t> drained, std::span<const std::pair<Lid, uint8_t*>> written,
-                  TurnsMemo& memo, SwitchTurns& out);
+                  std::span<const uint8_t> drained, std::span<const ChangedLink> changed,
+                  std::span<const std::pair<Lid, uint8_t*>> written, TurnsMemo& memo, SwitchTurns& out);
 // route_switch_turns for an incremental route whose turn_columns said false:
 // from the memo it brought up to date, every fill made again (entries the
 // route before filled, turns or repair, included), the other entries

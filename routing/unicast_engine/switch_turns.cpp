@@ -436,7 +436,8 @@ SwitchTurns refill_turns(const Fabric& fabric, const SwitchGraph& g, const Ranki
 }
 
 bool turn_columns(const Fabric& fabric, const SwitchGraph& g, const Ranking& rk, std::span<const uint8_t> drained,
-                  std::span<const std::pair<Lid, uint8_t*>> written, TurnsMemo& m, SwitchTurns& out) {
+                  std::span<const ChangedLink> changed, std::span<const std::pair<Lid, uint8_t*>> written,
+                  TurnsMemo& m, SwitchTurns& out) {
   const uint32_t n = g.num_switches();
   const size_t columns = m.lids.size();
   m.pieces_now = false;
@@ -491,10 +492,20 @@ bool turn_columns(const Fabric& fabric, const SwitchGraph& g, const Ranking& rk,
   if (turn != m.turn || !same_pieces) return false;
   const std::vector<uint32_t>& pieces = m.component;
   // Every row's way toward its turn switch, as it was: the fills kept in
-  // the columns not written are then the full pass's.
-  std::vector<uint8_t> toward;
-  turn_trees(g, rk, drained, m, toward);
-  if (toward != m.toward) return false;
+  // the columns not written are then the full pass's. A link gone (or newly
+  // drained) that no switch at its ends took toward the turn switch moves
+  // no next hop of the tree (every distance is still reached through the
+  // hops it keeps, and a way lost is never a better choice): the tree is
+  // worked out again only when a link came up, was undrained, or was taken.
+  const bool kept = m.toward.size() == n && std::all_of(changed.begin(), changed.end(), [&](const ChangedLink& c) {
+    const bool out_of_the_way = !c.up_now || (c.drained_now && !c.drained_before);
+    return out_of_the_way && m.toward[c.lower] != c.lower_port && m.toward[c.upper] != c.upper_port;
+  });
+  if (!kept) {
+    std::vector<uint8_t> toward;
+    turn_trees(g, rk, drained, m, toward);
+    if (toward != m.toward) return false;
+  }
   // The written columns' fills, as the full pass makes them.
   for (uint32_t i = 0; i < columns; ++i) {
     uint8_t* column = column_at[i];
