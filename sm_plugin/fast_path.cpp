@@ -441,12 +441,16 @@ std::string FastPath::route_and_push(SubnetReading& r, routing::Fabric fabric, F
   if (!order) return "no safe order: " + order.error().message;
   ev.entries_changed = order->entries_changed;
   ev.blocks_changed = order->blocks_changed;
-  // The CA columns first when more blocks change only switch LIDs than change
-  // a CA LID (the switch LIDs' turn switch lost a link and another took its
-  // place: every turned entry moves): the jobs' traffic then does not wait
-  // behind the management tables. Two safe orders, before -> (CA columns
-  // new) -> after; every intermediate table has each LID's column either
-  // all old or all new.
+  // The CA columns first when the blocks that change only switch LIDs are
+  // many, in number (kCaFirstBlocks) and against those that change a CA LID
+  // (the switch LIDs' turn switch lost a link and another took its place
+  // under other spines, so that many turned entries move): the jobs'
+  // traffic then does not wait behind the management tables. Two safe
+  // orders, before -> (CA columns new) -> after; every intermediate table
+  // has each LID's column either all old or all new. A block with both
+  // kinds of change is then sent twice; otherwise every changed block is
+  // sent once (a turn switch replaced under the same spines moves only
+  // their fills: a few thousand blocks at 16k CAs, one order).
   std::vector<uint8_t> ca_lid(r.before.num_lids(), 0);
   for (uint32_t lid = 1; lid < ca_lid.size(); ++lid) {
     const PortId p = fabric.lid_owner(Lid{static_cast<uint16_t>(lid)});
@@ -470,7 +474,8 @@ std::string FastPath::route_and_push(SubnetReading& r, routing::Fabric fabric, F
   };
   std::vector<Phase> phases;
   routing::ForwardingTables mid;
-  if (ca_blocks > 0 && switch_only > ca_blocks) {
+  constexpr uint64_t kCaFirstBlocks = 16384;
+  if (ca_blocks > 0 && switch_only > kCaFirstBlocks && switch_only > 4 * ca_blocks) {
     mid = r.before;
     for (const routing::UpdateStep& step : order->steps) {
       if (!step.complete) continue;
