@@ -442,9 +442,10 @@ std::string FastPath::route_and_push(SubnetReading& r, routing::Fabric fabric, F
   ev.entries_changed = order->entries_changed;
   ev.blocks_changed = order->blocks_changed;
   // The CA columns first when the blocks that change only switch LIDs are
-  // many, in number (kCaFirstBlocks) and against those that change a CA LID
-  // (the switch LIDs' turn switch lost a link and another took its place
-  // under other spines, so that many turned entries move): the jobs'
+  // many, in number (ca_first_blocks_: the plugin's config) and against
+  // those that change a CA LID (the switch LIDs' turn switch lost a link and
+  // another took its place under other spines, so that many turned entries
+  // move): the jobs'
   // traffic then does not wait behind the management tables. Two safe
   // orders, before -> (CA columns new) -> after; every intermediate table
   // has each LID's column either all old or all new. A block with both
@@ -474,8 +475,7 @@ std::string FastPath::route_and_push(SubnetReading& r, routing::Fabric fabric, F
   };
   std::vector<Phase> phases;
   routing::ForwardingTables mid;
-  constexpr uint64_t kCaFirstBlocks = 16384;
-  if (ca_blocks > 0 && switch_only > kCaFirstBlocks && switch_only > 4 * ca_blocks) {
+  if (ca_blocks > 0 && switch_only > std::max(ca_first_blocks_, ca_blocks)) {
     mid = r.before;
     for (const routing::UpdateStep& step : order->steps) {
       if (!step.complete) continue;

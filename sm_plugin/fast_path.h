@@ -95,6 +95,8 @@ class FastPath {
   // The railyard-port-probe executable; empty: traps are left to OpenSM.
   // Before the first trap.
   void set_port_probe(std::string path) { probe_path_ = std::move(path); }
+  // PluginConfig::ca_first_blocks. Before the first push.
+  void set_ca_first_blocks(uint64_t blocks) { ca_first_blocks_ = blocks; }
 
   // Stops and joins the thread; queued commands are dropped. Idempotent.
   void stop() noexcept;
@@ -121,6 +123,7 @@ class FastPath {
   RoutingPass& pass_;
   std::atomic<EventChannel*> events_{nullptr};
   LftPush push_;
+  uint64_t ca_first_blocks_ = 16384;
   // What the fast path routed last, for the next incremental reroute.
   std::unique_ptr<RoutingPass::Routed> routed_;
   // The tables of the last subnet reading, once it is done with: the next

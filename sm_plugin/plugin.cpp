@@ -145,6 +145,7 @@ struct Plugin {
       probe.clear();
     }
     fast_->set_port_probe(probe);
+    fast_->set_ca_first_blocks(config_.ca_first_blocks);
     logger_.log(LogLevel::kInfo, "fast path on; link failures (trap 128): %s",
                 probe.empty() ? "left to OpenSM's sweep (no port probe)" : ("probed with " + probe).c_str());
   }

@@ -25,7 +25,7 @@ Result<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
   Status s = yaml::read_yaml_document(text, source_name, "the plugin configuration", [&](const yaml::Value& root) {
     const yaml::Map m = root.map({"policy_file", "log_level", "hop_matrices", "heap", "controller_socket",
                                   "fast_path", "port_probe", "controllers", "controller_ca", "controller_token_file",
-                                  "policy_from_controller"},
+                                  "policy_from_controller", "ca_first_blocks"},
                                  yaml::IfNull::kEmpty);  // an empty file: the defaults
     std::optional<bool> policy_from_controller;
     for (const auto& [key, value] : m.entries()) {
@@ -71,6 +71,8 @@ Result<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
         config.controller_token = *token;
       } else if (key == "policy_from_controller") {
         policy_from_controller = value.boolean();
+      } else if (key == "ca_first_blocks") {
+        config.ca_first_blocks = value.unsigned_in(0, UINT32_MAX, "'ca_first_blocks'");
       } else {  // controller_socket
         if (value.is_null()) continue;
         const std::string path = value.string();

@@ -32,6 +32,12 @@
 //   port_probe: <path>     # railyard-port-probe, which asks a trapping switch
 //                          # which port changed; `off`: traps are left to
 //                          # OpenSM's sweep. Absent: the installed one.
+//   ca_first_blocks: 16384 # a push whose blocks changing only switch LIDs
+//                          # are more than this and than those changing a
+//                          # CA LID sends the CA columns first, in an order
+//                          # of their own (a block with both kinds of change
+//                          # is then sent twice: fast_path.cpp); 0: whenever
+//                          # they are more than those changing a CA LID
 //
 // Every key is optional. Read once, when OpenSM loads the plugin. A missing
 // option or file gives the defaults (and a log line saying so); a file that
@@ -69,6 +75,9 @@ struct PluginConfig {
   // railyard-port-probe for trap 128s (fast_path.h on_trap); "off": traps
   // are left to OpenSM; empty: the installed one, if it is there.
   std::string port_probe;
+  // Blocks changing only switch LIDs above which (and above the blocks
+  // changing a CA LID) the fast path pushes the CA columns first.
+  uint64_t ca_first_blocks = 16384;
 };
 
 // Pure: parses `text`; `source_name` labels errors and anchors a relative

@@ -33,7 +33,7 @@ TEST(PluginConfig, UnknownKeyIsNamedWithItsLine) {
   EXPECT_EQ(c.error().message,
             "plugin.yaml:2: unknown key 'policy' at top level (expected policy_file, log_level, hop_matrices, heap, "
             "controller_socket, fast_path, port_probe, controllers, controller_ca, controller_token_file, "
-            "policy_from_controller)");
+            "policy_from_controller, ca_first_blocks)");
 }
 
 // A repeated key used to let the last one win silently: now refused.
@@ -53,6 +53,19 @@ TEST(PluginConfig, FastPathChoice) {
   auto bad = parse_plugin_config("log_level: info\nfast_path: yes\n", "plugin.yaml");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message, "plugin.yaml:2: 'fast_path' must be push or opensm, got a scalar 'yes'");
+}
+
+TEST(PluginConfig, CaFirstBlocks) {
+  auto def = parse_plugin_config("", "plugin.yaml");
+  ASSERT_TRUE(def.ok());
+  EXPECT_EQ(def->ca_first_blocks, 16384u);
+  auto zero = parse_plugin_config("ca_first_blocks: 0\n", "plugin.yaml");
+  ASSERT_TRUE(zero.ok()) << zero.error().message;
+  EXPECT_EQ(zero->ca_first_blocks, 0u);
+  auto bad = parse_plugin_config("log_level: info\nca_first_blocks: -3\n", "plugin.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("plugin.yaml:2:"), std::string::npos) << bad.error().message;
+  EXPECT_NE(bad.error().message.find("ca_first_blocks"), std::string::npos) << bad.error().message;
 }
 
 TEST(PluginConfig, HeapChoice) {
