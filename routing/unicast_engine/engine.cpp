@@ -1,6 +1,6 @@
-// Engine setup (per-lane state, CA ports by switch, nominal slots, up and
-// down entry lists), the order in which destinations are taken, and the
-// per-destination report entries.
+// Engine setup (per-lane state, CA ports by switch, nominal slots), the
+// order in which destinations are taken, and the per-destination report
+// entries. The records the lanes share: entry_records.cpp.
 #include "routing/unicast_engine/engine.h"
 
 #include <algorithm>
@@ -78,112 +78,6 @@ Engine::Engine(const Fabric& fabric, const RoutingOptions& options, const Switch
     for (uint32_t i = 0; i < n; ++i) guid_rank_[by_guid_[i]] = i;
   }
   setup_flows(options);
-}
-
-void Engine::build_records(const RoutingOptions& options, uint32_t part) {
-  if (part == 0) build_entries(options);
-  if (part == 1) build_hops(options);
-}
-
-void Engine::bind_records() {
-  has_drains_ = rec_.has_drains;
-  drained_entries_ = rec_.drained_entries;
-  ent_ = rec_.ent;
-  down_begin_ = rec_.down_begin;
-  down_entries_ = rec_.down_entries;
-  up_begin_ = rec_.up_begin;
-  up_entries_ = rec_.up_entries;
-  down_rec_ = rec_.down_rec;
-  up_rec_ = rec_.up_rec;
-  up_clean_ = rec_.up_clean;
-  leaf_children_ = rec_.leaf_children;
-  up_slot_entry_ = rec_.up_slot_entry;
-  up_hop_ = rec_.up_hop;
-  slot_stride_ = rec_.slot_stride;
-  port_entry_ = rec_.port_entry;
-  port_stride_ = rec_.port_stride;
-  order_ = rec_.order;
-  pod_ = rec_.pod;
-  pods_ = rec_.pods;
-  ranks_ = rec_.ranks;
-  seq_ = rec_.seq;
-  capacity_ = rec_.capacity;
-  num_leaves_ = rec_.num_leaves;
-  ring_leaves_ = rec_.ring_leaves;
-  leaf_id_ = rec_.leaf_id;
-  ring_prev_ = rec_.ring_prev;
-  ring_next_ = rec_.ring_next;
-  ring_id_ = rec_.ring_id;
-  rings_ = rec_.rings;
-}
-
-// Part 0 of the records: the entries' records and lists, written in place.
-void Engine::build_entries(const RoutingOptions& options) {
-  const uint32_t n = g_.num_switches();
-  const uint32_t m = g_.num_entries();
-  EntryRecords& r = rec_;
-  r.ent.resize(m);
-  r.has_drains = false;
-  r.drained_entries = 0;
-  for (uint32_t s = 0; s < n; ++s) {
-    for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
-      Entry& x = r.ent[e];
-      x.remote = g_.remote(e);
-      x.rev = g_.rev(e);
-      x.port = g_.port(e);
-      x.rport = g_.port(x.rev);
-      x.up = rk_.up(s, x.remote) ? 1 : 0;
-      x.drained = !options.drained.empty() && options.drained[g_.link(e).value()] ? 1 : 0;
-      r.has_drains = r.has_drains || x.drained;
-      r.drained_entries += x.drained;
-    }
-  }
-  // Up and down entries of every switch, each contiguous: counted, then
-  // written in place.
-  r.down_begin.assign(n + 1, 0);
-  r.up_begin.assign(n + 1, 0);
-  for (uint32_t s = 0; s < n; ++s) {
-    uint32_t ups = 0;
-    for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) ups += r.ent[e].up;
-    r.up_begin[s + 1] = r.up_begin[s] + ups;
-    r.down_begin[s + 1] = r.down_begin[s] + (g_.end(s) - g_.begin(s) - ups);
-  }
-  r.up_entries.resize(r.up_begin[n]);
-  r.up_rec.resize(r.up_begin[n]);
-  r.down_entries.resize(r.down_begin[n]);
-  r.down_rec.resize(r.down_begin[n]);
-  for (uint32_t s = 0; s < n; ++s) {
-    uint32_t u = r.up_begin[s], d = r.down_begin[s];
-    for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
-      const uint32_t i = r.ent[e].up ? u++ : d++;
-      (r.ent[e].up ? r.up_entries : r.down_entries)[i] = e;
-      (r.ent[e].up ? r.up_rec : r.down_rec)[i] = r.ent[e];
-    }
-  }
-  r.up_clean.resize(r.up_rec.size());
-  for (size_t i = 0; i < r.up_rec.size(); ++i) r.up_clean[i] = r.up_rec[i].drained ? n : r.up_rec[i].remote;
-  // Balanced by flows: ranked from the CAs, the switches with leaves below
-  // them (fed()); the leaf cut bound of all-to-all, the flows a leaf sends
-  // (and receives) over its up links.
-  r.leaf_children.clear();
-  r.capacity = 0;
-  if (!options.flow_balance) return;
-  if (rk_.kind == RankingKind::kFromCas) {
-    r.leaf_children.assign(n, 0);
-    for (uint32_t y = 0; y < n; ++y) {
-      for (uint32_t i = r.down_begin[y]; i < r.down_begin[y + 1] && !r.leaf_children[y]; ++i) {
-        r.leaf_children[y] = rk_.rank[r.down_rec[i].remote] == 0;
-      }
-    }
-  }
-  const uint64_t total = ca_ports_.size();
-  for (uint32_t s = 0; s < n; ++s) {
-    const uint64_t c = ca_begin_[s + 1] - ca_begin_[s];
-    uint64_t u = 0;
-    for (uint32_t i = r.up_begin[s]; i < r.up_begin[s + 1]; ++i) u += r.up_rec[i].drained ? 0 : 1;
-    if (c == 0 || u == 0) continue;
-    r.capacity = std::max(r.capacity, (c * (total - c) + u - 1) / u);
-  }
 }
 
 // The arrays the memo keeps (EngineBuffers), exchanged with the engine's.

@@ -1,7 +1,8 @@
 // Internal to the unicast engine (routing/unicast_engine.h): the Engine class
 // one routing lane runs, split by concept over this folder:
-//   engine.cpp             setup (CA lists, slots, entry lists) and the order
-//                          in which destinations are taken; report accounting
+//   engine.cpp             setup (CA lists, slots) and the order in which
+//                          destinations are taken; report accounting
+//   entry_records.cpp      the switch graph's records the lanes share
 //   target_modes.cpp       per target switch: modes, distances, candidates
 //   flow_walk.cpp          per CA destination: balancing by all-to-all flows,
 //                          setup, digits and phase A (the nominal paths)

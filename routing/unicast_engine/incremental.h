@@ -195,6 +195,7 @@ struct TurnsMemo {
   uint64_t missing = 0;             // entries empty before the fills, not a switch's own
   std::vector<uint32_t> component;  // per switch: its piece of the switch graph
   bool pieces_now = false;          // component is this route's (turn_columns worked it out)
+  bool tree_now = false;            // toward is this route's tree (turn_columns), toward_before the last
   std::vector<uint32_t> turn;       // per piece: its turn switch, or kNone (empty: none chosen)
   std::vector<uint8_t> toward;      // per switch: its entry toward its turn switch (turn_trees)
   std::vector<uint64_t> fillable;   // per piece x column words: the columns its turn switch fills

@@ -429,9 +429,13 @@ SwitchTurns refill_turns(const Fabric& fabric, const SwitchGraph& g, const Ranki
   }
   if (!m.pieces_now) m.component = switch_pieces(g);
   m.pieces_now = false;
+  const std::vector<uint32_t> turn_before = m.turn;
   choose_turns(fabric, g, rk, m, m.component, m.turn);
-  m.toward_before.swap(m.toward);  // read only if m.partial (turn_columns)
-  turn_trees(g, rk, drained, m, m.toward);
+  if (!m.tree_now || m.turn != turn_before) {
+    m.toward_before.swap(m.toward);  // read only if m.partial (turn_columns)
+    turn_trees(g, rk, drained, m, m.toward);
+  }
+  m.tree_now = false;
   return fill_all(tables, m);
 }
 
@@ -441,6 +445,7 @@ bool turn_columns(const Fabric& fabric, const SwitchGraph& g, const Ranking& rk,
   const uint32_t n = g.num_switches();
   const size_t columns = m.lids.size();
   m.pieces_now = false;
+  m.tree_now = false;
   m.partial = false;
   m.written.clear();
   // The written columns' rows before the fills, into the memo first:
@@ -504,7 +509,12 @@ bool turn_columns(const Fabric& fabric, const SwitchGraph& g, const Ranking& rk,
   if (!kept) {
     std::vector<uint8_t> toward;
     turn_trees(g, rk, drained, m, toward);
-    if (toward != m.toward) return false;
+    if (toward != m.toward) {  // refill_turns takes this tree (same turn switches)
+      m.toward_before.swap(m.toward);
+      m.toward.swap(toward);
+      m.tree_now = true;
+      return false;
+    }
   }
   // The written columns' fills, as the full pass makes them.
   for (uint32_t i = 0; i < columns; ++i) {
