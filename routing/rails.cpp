@@ -1,5 +1,7 @@
 #include "routing/rails.h"
 
+#include "routing/natural_order.h"
+
 #include <algorithm>
 #include <cassert>
 #include <cstdio>
@@ -308,6 +310,27 @@ RailMap map_rails(const Fabric& fabric, const policies::RailNaming& naming) {
     return std::pair(a.kind, a.node) < std::pair(b.kind, b.node);
   });
   return m;
+}
+
+HostGrid host_grid(const Fabric& f, const RailMap& rm) {
+  HostGrid g;
+  g.rails = rm.num_rails;
+  std::vector<uint32_t> order(rm.hosts.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return natural_less(rm.hosts[a], rm.hosts[b]); });
+  std::vector<uint32_t> pos(rm.hosts.size());
+  for (uint32_t i = 0; i < order.size(); ++i) pos[order[i]] = i;
+  g.hosts = static_cast<uint32_t>(rm.hosts.size());
+  g.port.assign(static_cast<size_t>(g.hosts) * g.rails, PortId());
+  for (NodeId ca : f.cas()) {
+    uint32_t h = ca.value() < rm.host.size() ? rm.host[ca.value()] : kNoHost;
+    int32_t r = ca.value() < rm.rail.size() ? rm.rail[ca.value()] : kNoRail;
+    if (h == kNoHost || r < 0 || static_cast<uint32_t>(r) >= g.rails) continue;
+    PortId p = f.primary_port(ca);
+    if (!f.port(p).lid.valid()) continue;
+    g.port[static_cast<size_t>(pos[h]) * g.rails + static_cast<uint32_t>(r)] = p;
+  }
+  return g;
 }
 
 }  // namespace railyard::routing

@@ -69,4 +69,14 @@ struct RailMap {
 
 RailMap map_rails(const Fabric& fabric, const policies::RailNaming& naming);
 
+// The host x rail grid of CA ports, hosts in natural name order: the
+// rail-aligned shift k sends from [h][r] to [h + k][r], the cross-rail
+// shift k to [h + k][r + 1] (NCCL's patterns over rails).
+struct HostGrid {
+  uint32_t hosts = 0;
+  uint32_t rails = 0;
+  std::vector<PortId> port;  // [host * rails + rail]: the CA's primary port with a LID, invalid when absent
+};
+HostGrid host_grid(const Fabric& fabric, const RailMap& rails);
+
 }  // namespace railyard::routing

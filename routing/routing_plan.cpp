@@ -53,6 +53,10 @@ Result<RoutingOptions> plan_routing(const Fabric& fabric, const policies::Policy
     int32_t r = s.value() < rails.rail.size() ? rails.rail[s.value()] : kNoRail;
     out.leaf_ring.push_back(r < 0 ? UINT32_MAX : static_cast<uint32_t>(r));
   }
+  const HostGrid grid = host_grid(fabric, rails);
+  out.shift_rails = grid.rails;
+  out.shift_grid.reserve(grid.port.size());
+  for (PortId p : grid.port) out.shift_grid.push_back(p.valid() ? fabric.port(p).lid : Lid{});
   const auto& d = policy.drains;
   if (!d.empty()) {
     out.drained.assign(fabric.num_links(), 0);

@@ -73,6 +73,13 @@ struct RoutingOptions {
   // Without flow balancing: substitute planes where every leaf misses <= 1
   // uplink.
   bool substitute_planes = true;
+  // The host x rail grid of CA LIDs ([host * shift_rails + rail], an
+  // invalid Lid where absent), hosts in natural name order: the
+  // rail-aligned and cross-rail shifts that the pass over shifts
+  // (unicast_engine/shift_repair.cpp) keeps within their bounds. Empty:
+  // no such pass. plan_routing (routing_plan.h) fills it from the rail map.
+  std::vector<Lid> shift_grid;
+  uint32_t shift_rails = 0;
 };
 
 struct DestinationIssue {
@@ -104,6 +111,11 @@ struct RoutingReport {
   // (switch, CA LID) entries moved off the busiest links after the
   // balancing by flows (unicast_engine/hot_links.cpp).
   uint32_t hot_link_moves = 0;
+  // The pass over shifts: entries it moved, and the load above the shifts'
+  // bounds (summed over shifts and links) before and after it.
+  uint32_t shift_moves = 0;
+  uint64_t shift_excess_before = 0;
+  uint64_t shift_excess_after = 0;
   // Phase B of the balancing by flows: the (switch, CA destination) choices
   // left to it (nominal path broken), and the lanes it ran in: 0 (nothing
   // left), 1, or 2 when the choices were many (unicast_engine/phase_b_lanes.cpp).

@@ -94,7 +94,8 @@ std::string beyond_links(const Fabric& before, const RoutingOptions& bo, const F
   }
   if (bo.roots != ao.roots || bo.leaf_order_key != ao.leaf_order_key || bo.leaf_ring != ao.leaf_ring ||
       bo.switch_turns != ao.switch_turns || bo.flow_balance != ao.flow_balance ||
-      bo.substitute_planes != ao.substitute_planes) {
+      bo.substitute_planes != ao.substitute_planes || bo.shift_grid != ao.shift_grid ||
+      bo.shift_rails != ao.shift_rails) {
     return "the options changed beyond the drained links";
   }
   // The cables are the same: a link joins the same two ports in both.

@@ -11,6 +11,7 @@
 
 #include "routing/unicast_engine.h"
 #include "routing/unicast_engine/engine.h"
+#include "routing/unicast_engine/shift_repair.h"
 #include "routing/unicast_engine/substitute_spines.h"
 
 namespace railyard::routing {
@@ -255,6 +256,17 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
     std::vector<TableMove> moves;
     engines[0]->relieve_hot_links(moves);
     out.report.hot_link_moves = static_cast<uint32_t>(moves.size());
+    // Where every route is nominal the tables are D-mod-K's (where their
+    // shifts exceed the bound, on rails that end in a partial leaf, no
+    // table of one digit per destination does better), and a CA or a leaf
+    // leaving moves no other entry: the pass over shifts repairs what the
+    // displaced flows did.
+    if (out.report.phase_b_waiting != 0 || !moves.empty()) {
+      const unicast::ShiftRepair shifts = unicast::repair_shifts(fabric, graph, ranking, options, out.tables, moves);
+      out.report.shift_moves = shifts.moves;
+      out.report.shift_excess_before = shifts.excess_before;
+      out.report.shift_excess_after = shifts.excess_after;
+    }
     if (memo != nullptr) memo->moves = std::move(moves);
   }
   for (const RoutingReport& r : reports) {

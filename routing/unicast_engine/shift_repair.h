@@ -1,0 +1,33 @@
+// Internal to the unicast engine: after the pass over the busiest links, a
+// pass over the rail-aligned and cross-rail shifts (shift_repair.cpp).
+#pragma once
+
+#include <vector>
+
+#include "routing/fabric.h"
+#include "routing/lft.h"
+#include "routing/ranking.h"
+#include "routing/switch_graph.h"
+#include "routing/unicast_engine.h"
+#include "routing/unicast_engine/incremental.h"
+
+namespace railyard::routing::unicast {
+
+// What the pass did (the route's report carries it).
+struct ShiftRepair {
+  bool ran = false;  // false: no grid, or a fabric over the size the pass takes on
+  uint32_t patterns = 0;     // shifts judged
+  uint64_t excess_before = 0;  // sum over shifts and links of the load above the shift's bound
+  uint64_t excess_after = 0;
+  uint32_t moves = 0;
+};
+
+// Moves single (switch, CA LID) entries, each to another next hop of the
+// same direction and length (minimal, up*/down*, no drained link), while a
+// move lowers the load the shifts of options.shift_grid put above their
+// bounds and keeps every link's all-to-all load under the pass's limit.
+// Appends each move (its old port) to `moves`.
+ShiftRepair repair_shifts(const Fabric& fabric, const SwitchGraph& graph, const Ranking& ranking,
+                          const RoutingOptions& options, ForwardingTables& tables, std::vector<TableMove>& moves);
+
+}  // namespace railyard::routing::unicast
