@@ -259,6 +259,27 @@ TEST(ShiftFeasibility, NoTableThatMovesOnlyTheCrossedRoutesKeepsEveryShiftAtItsB
   }
 }
 
+// CutOracle's spines' bound (cut_oracle.h) is the least any table reaches
+// where it raises the cuts': a 3-level ROFT of radix 8 and 20 CAs with a
+// core down, whose spines of that plane lost every up link (the pods are
+// not full). On each shift it raises, no table of minimal legal routes
+// keeps the shift within the cuts' bound, and some table meets the spines'.
+TEST(ShiftFeasibility, TheSpinesBoundIsTheLeastAnyTableReachesWhereItRaisesTheCuts) {
+  static const Fabric base = generate(roft(10, 2, 3, 8));
+  FeasibilityCase c = make_case(base, Degrader(base).switch_down(3, 1), -1);
+  const CutOracle oracle(c.d.fabric);
+  uint32_t raised = 0;
+  for (uint32_t k = 0; k < c.shifts.size(); ++k) {
+    if (c.shifts[k].empty() || oracle.flows_bound(c.shifts[k]) == oracle.cuts_bound(c.shifts[k])) continue;
+    ++raised;
+    FeasibilityCase one{c.base, c.d, c.rails, {c.shifts[k]}, c.tables, {}};
+    ASSERT_EQ(oracle.flows_bound(c.shifts[k]), oracle.cuts_bound(c.shifts[k]) + 1) << "k=" << k;
+    EXPECT_EQ(solve(one, {.slack = -1}), Feasible::kNo) << "k=" << k << ": a table within the cuts' bound";
+    EXPECT_EQ(solve(one, {}), Feasible::kYes) << "k=" << k << ": no table within the spines' bound";
+  }
+  EXPECT_GE(raised, 3u);
+}
+
 // The 1,024-CA radix-16 ROFT of the quality tests, a core down (~4 minutes).
 TEST(ShiftFeasibility, DISABLED_CoreDownOnTheRadix16RoftSomeTableKeepsEveryShiftAtItsBound) {
   static const Fabric big = generate(roft(128, 8, 3, 16));
