@@ -38,14 +38,15 @@ namespace railyard::routing::unicast {
 
 namespace {
 
-constexpr uint32_t kNone = UINT32_MAX;
-constexpr uint32_t kMaxHops = 16;
-constexpr uint64_t kMaxCells = uint64_t{1} << 24;
-constexpr uint64_t kMaxSteps = uint64_t{1} << 25;
+constexpr uint32_t kShiftMaxHops = 16;
+constexpr uint64_t kShiftMaxCells = uint64_t{1} << 24;
+constexpr uint64_t kShiftMaxSteps = uint64_t{1} << 25;
 
-class Repair {
+bool on_path(const std::vector<uint32_t>& v, uint32_t e) { return std::find(v.begin(), v.end(), e) != v.end(); }
+
+class ShiftRepairPass {
  public:
-  Repair(const Fabric& fabric, const SwitchGraph& graph, const Ranking& ranking, const RoutingOptions& options,
+  ShiftRepairPass(const Fabric& fabric, const SwitchGraph& graph, const Ranking& ranking, const RoutingOptions& options,
          ForwardingTables& tables)
       : f_(fabric), g_(graph), rk_(ranking), o_(options), t_(tables) {}
 
@@ -99,8 +100,29 @@ class Repair {
   void all_to_all_loads();
   const std::vector<uint32_t>& flows_through(uint32_t lid, uint32_t t);
   void add(uint32_t p, uint32_t e, int d);
+  // One destination's flows over every shift: per shift, the path from its
+  // source switch (src kNone: none).
+  struct Column {
+    uint32_t dst = 0, lid = 0, t = 0;
+    std::vector<uint32_t> paths, begin, src;
+  };
+  void load_column(uint32_t dst, Column& col);
+  void shifts_via(const Column& col, uint32_t x, std::vector<uint32_t>& out) const;
+  // x's entry toward `lid` from the path `old` to the path `now` (x's own,
+  // to the target), which `flows` all-to-all flows take.
+  struct Move {
+    uint32_t x = 0, lid = 0;
+    std::vector<uint32_t> old, now;
+    uint64_t flows = 0;
+  };
+  bool make_move(const Column& col, uint32_t x, const std::vector<uint32_t>& old, uint32_t c, Move& m);
+  bool a2a_fits(const Move& m) const;
+  bool a2a_within(const Move& m) const;
+  int64_t delta(const std::vector<uint32_t>& via, const Move& m) const;
+  void apply(const std::vector<uint32_t>& via, const Move& m, bool forward);
+  void record(const Move& m, std::vector<TableMove>& moves) const;
   bool improve(uint32_t p, uint32_t src, std::vector<TableMove>& moves);
-  void shifts_via(uint32_t x, uint32_t t);
+  bool swap(uint32_t p, uint32_t a, size_t last, std::vector<TableMove>& moves);
 
   const Fabric& f_;
   const SwitchGraph& g_;
@@ -128,10 +150,13 @@ class Repair {
   std::vector<uint32_t> through_;  // flows_through's counts
   uint32_t through_lid_ = 0;
   uint64_t steps_ = 0;
-  std::vector<uint32_t> path_, hop_, alt_, new_, paths_, path_begin_, path_src_, via_;
+  std::vector<uint32_t> path_, hop_, alt_, old_, old2_, hot_path_, via_, via2_;
+  std::vector<std::pair<uint32_t, uint32_t>> partners_;  // swap's: (destination cell, position of x on its path)
+  Column col_, col2_;
+  Move best_move_;
 };
 
-void Repair::build_graph() {
+void ShiftRepairPass::build_graph() {
   n_ = g_.num_switches();
   entries_ = g_.num_entries();
   ports_.assign(n_ + 1, 0);
@@ -159,9 +184,9 @@ void Repair::build_graph() {
 
 // The entries from switch x to the target switch t of `lid`, as the tables
 // have them; false if they do not arrive.
-bool Repair::walk(uint32_t x, uint32_t lid, uint32_t t, std::vector<uint32_t>& out) const {
+bool ShiftRepairPass::walk(uint32_t x, uint32_t lid, uint32_t t, std::vector<uint32_t>& out) const {
   out.clear();
-  for (uint32_t h = 0; h < kMaxHops; ++h) {
+  for (uint32_t h = 0; h < kShiftMaxHops; ++h) {
     if (x == t) return true;
     const uint32_t e = next_[static_cast<size_t>(x) * lids_ + lid];
     if (e == kNone) return false;
@@ -171,7 +196,7 @@ bool Repair::walk(uint32_t x, uint32_t lid, uint32_t t, std::vector<uint32_t>& o
   return false;
 }
 
-void Repair::add(uint32_t p, uint32_t e, int d) {
+void ShiftRepairPass::add(uint32_t p, uint32_t e, int d) {
   uint16_t& l = load_[static_cast<size_t>(p) * entries_ + e];
   const uint32_t b = bound_[p];
   if (d > 0) {
@@ -191,7 +216,7 @@ void Repair::add(uint32_t p, uint32_t e, int d) {
 
 // Per switch: the CA ports whose all-to-all flows toward `lid` cross it
 // (the switch's own included), for the LID last asked.
-const std::vector<uint32_t>& Repair::flows_through(uint32_t lid, uint32_t t) {
+const std::vector<uint32_t>& ShiftRepairPass::flows_through(uint32_t lid, uint32_t t) {
   if (through_lid_ == lid) return through_;
   through_lid_ = lid;
   through_.assign(n_, 0);
@@ -205,7 +230,7 @@ const std::vector<uint32_t>& Repair::flows_through(uint32_t lid, uint32_t t) {
   return through_;
 }
 
-void Repair::all_to_all_loads() {
+void ShiftRepairPass::all_to_all_loads() {
   a2a_.assign(entries_, 0);
   uint64_t cas = 0;
   for (uint32_t s = 0; s < n_; ++s) cas += g_.num_cas(s);
@@ -231,117 +256,210 @@ void Repair::all_to_all_loads() {
 
 
 
-// The shifts whose flow toward the destination of paths_ crosses switch x.
-void Repair::shifts_via(uint32_t x, uint32_t t) {
-  via_.clear();
-  for (uint32_t q = 0; q < patterns_.size(); ++q) {
-    if (path_src_[q] == kNone) continue;
-    bool through = path_src_[q] == x;
-    for (uint32_t i = path_begin_[q]; i < path_begin_[q + 1] && !through; ++i) {
-      const uint32_t r = g_.remote(paths_[i]);
-      through = r == x && r != t;
+// Every shift's flow toward grid cell dst: its path from its source switch.
+void ShiftRepairPass::load_column(uint32_t dst, Column& col) {
+  const uint32_t np = static_cast<uint32_t>(patterns_.size());
+  col.dst = dst;
+  col.lid = lid_[dst];
+  col.t = at_[dst];
+  col.paths.clear();
+  col.begin.assign(np + 1, 0);
+  col.src.assign(np, kNone);
+  for (uint32_t q = 0; q < np; ++q) {
+    col.begin[q] = static_cast<uint32_t>(col.paths.size());
+    uint32_t aq = 0, tq = 0;
+    if (ends(src_of(dst, patterns_[q]), dst, aq, tq) && aq != tq && walk(aq, col.lid, col.t, path_)) {
+      col.src[q] = aq;
+      col.paths.insert(col.paths.end(), path_.begin(), path_.end());
     }
-    if (through) via_.push_back(q);
   }
+  col.begin[np] = static_cast<uint32_t>(col.paths.size());
+  steps_ += np + col.paths.size();
+}
+
+// The shifts whose flow of `col` crosses switch x.
+void ShiftRepairPass::shifts_via(const Column& col, uint32_t x, std::vector<uint32_t>& out) const {
+  out.clear();
+  for (uint32_t q = 0; q < patterns_.size(); ++q) {
+    if (col.src[q] == kNone) continue;
+    bool through = col.src[q] == x;
+    for (uint32_t i = col.begin[q]; i < col.begin[q + 1] && !through; ++i) {
+      const uint32_t r = g_.remote(col.paths[i]);
+      through = r == x && r != col.t;
+    }
+    if (through) out.push_back(q);
+  }
+}
+
+// x's entry toward col's LID moved from the path `old` (x's own, to the
+// target) to entry c: false unless c is another next hop of the same
+// direction, undrained, whose path is as long, undrained, and all down when
+// x went down. Fills m.
+bool ShiftRepairPass::make_move(const Column& col, uint32_t x, const std::vector<uint32_t>& old, uint32_t c, Move& m) {
+  if (old.empty() || c == old[0] || up_[c] != up_[old[0]] || drained_[c]) return false;
+  for (uint32_t e : old) {
+    if (drained_[e]) return false;  // tier 2: left to the phases that chose it
+  }
+  steps_ += old.size();
+  if (!walk(g_.remote(c), col.lid, col.t, alt_) || alt_.size() + 1 != old.size()) return false;
+  for (uint32_t e : alt_) {
+    if (drained_[e] || (!up_[old[0]] && up_[e])) return false;
+  }
+  m.x = x;
+  m.lid = col.lid;
+  m.old = old;
+  m.now.assign(1, c);
+  m.now.insert(m.now.end(), alt_.begin(), alt_.end());
+  m.flows = flows_through(col.lid, col.t)[x];
+  return true;
+}
+
+// After m (made): the links it loaded within the limit.
+bool ShiftRepairPass::a2a_within(const Move& m) const {
+  for (uint32_t e : m.now) {
+    if (a2a_[e] > a2a_limit_) return false;
+  }
+  return true;
+}
+
+bool ShiftRepairPass::a2a_fits(const Move& m) const {
+  for (uint32_t e : m.now) {
+    if (!on_path(m.old, e) && a2a_[e] + m.flows > a2a_limit_) return false;
+  }
+  return true;
+}
+
+// The change of the excess over the shifts `via` (those whose flow crosses
+// m.x) if m were made.
+int64_t ShiftRepairPass::delta(const std::vector<uint32_t>& via, const Move& m) const {
+  int64_t d = 0;
+  for (uint32_t q : via) {
+    const uint16_t* lq = &load_[static_cast<size_t>(q) * entries_];
+    for (uint32_t e : m.old) d -= !on_path(m.now, e) && lq[e] > bound_[q] ? 1 : 0;
+    for (uint32_t e : m.now) d += !on_path(m.old, e) && lq[e] >= bound_[q] ? 1 : 0;
+  }
+  return d;
+}
+
+// Makes m (forward) or takes it back: loads, all-to-all loads, the table.
+void ShiftRepairPass::apply(const std::vector<uint32_t>& via, const Move& m, bool forward) {
+  const std::vector<uint32_t>& from = forward ? m.old : m.now;
+  const std::vector<uint32_t>& to = forward ? m.now : m.old;
+  for (uint32_t q : via) {
+    for (uint32_t e : from) {
+      if (!on_path(to, e)) add(q, e, -1);
+    }
+    for (uint32_t e : to) {
+      if (!on_path(from, e)) add(q, e, +1);
+    }
+  }
+  for (uint32_t e : from) a2a_[e] -= m.flows;
+  for (uint32_t e : to) a2a_[e] += m.flows;
+  const Lid l{static_cast<uint16_t>(m.lid)};
+  t_.set(m.x, l, g_.port(to[0]));
+  next_[static_cast<size_t>(m.x) * lids_ + m.lid] = to[0];
+  through_lid_ = 0;
+}
+
+void ShiftRepairPass::record(const Move& m, std::vector<TableMove>& moves) const {
+  moves.push_back(TableMove{m.x, static_cast<uint16_t>(m.lid), g_.port(m.old[0])});
 }
 
 // The flow of shift p from grid cell src: if its path crosses a link above
 // the shift's bound, the best move among the entries of its path up to the
-// last such link, made when it lowers the excess.
-bool Repair::improve(uint32_t p, uint32_t src, std::vector<TableMove>& moves) {
+// last such link, made when it lowers the excess; else the first swap of
+// two entries of one switch on that path (this flow's and one of another
+// flow of the shift through it) that lowers it.
+bool ShiftRepairPass::improve(uint32_t p, uint32_t src, std::vector<TableMove>& moves) {
   const uint32_t dst = dst_of(src, patterns_[p]);
   uint32_t a = 0, t = 0;
   if (!ends(src, dst, a, t) || a == t) return false;
-  const uint32_t lid = lid_[dst];
-  if (!walk(a, lid, t, hop_)) return false;
+  if (!walk(a, lid_[dst], t, hop_)) return false;
   const uint16_t* lp = &load_[static_cast<size_t>(p) * entries_];
   size_t last = hop_.size();
   for (size_t i = 0; i < hop_.size(); ++i) {
     if (lp[hop_[i]] > bound_[p]) last = i;
   }
   if (last == hop_.size()) return false;
-  // Every shift's flow toward this destination.
-  const uint32_t np = static_cast<uint32_t>(patterns_.size());
-  paths_.clear();
-  path_begin_.assign(np + 1, 0);
-  path_src_.assign(np, kNone);
-  for (uint32_t q = 0; q < np; ++q) {
-    path_begin_[q] = static_cast<uint32_t>(paths_.size());
-    uint32_t aq = 0, tq = 0;
-    if (ends(src_of(dst, patterns_[q]), dst, aq, tq) && aq != tq && walk(aq, lid, t, path_)) {
-      path_src_[q] = aq;
-      paths_.insert(paths_.end(), path_.begin(), path_.end());
-    }
-  }
-  path_begin_[np] = static_cast<uint32_t>(paths_.size());
-  steps_ += np + paths_.size();
-  auto has = [](const std::vector<uint32_t>& v, size_t from, uint32_t e) {
-    return std::find(v.begin() + static_cast<std::ptrdiff_t>(from), v.end(), e) != v.end();
-  };
+  load_column(dst, col_);
   int64_t best = 0;
-  uint32_t best_i = 0, best_c = kNone;
+  bool found = false;
+  Move m;
   for (uint32_t i = 0; i <= last; ++i) {
     const uint32_t x = i == 0 ? a : g_.remote(hop_[i - 1]);
-    bool old_drained = false;
-    for (size_t j = i; j < hop_.size(); ++j) old_drained = old_drained || drained_[hop_[j]];
-    if (old_drained) continue;  // tier 2: left to the phases that chose it
-    shifts_via(x, t);
-    const uint64_t flows = flows_through(lid, t)[x];
-    const bool up = up_[hop_[i]] != 0;
+    old_.assign(hop_.begin() + i, hop_.end());
+    shifts_via(col_, x, via_);
     for (uint32_t c = g_.begin(x); c < g_.end(x); ++c) {
-      if (c == hop_[i] || (up_[c] != 0) != up || drained_[c]) continue;
-      steps_ += hop_.size();
-      if (!walk(g_.remote(c), lid, t, alt_) || alt_.size() + 1 + i != hop_.size()) continue;
-      bool bad = false;
-      for (uint32_t e : alt_) bad = bad || drained_[e] || (!up && up_[e]);
-      if (bad) continue;
-      new_.assign(1, c);
-      new_.insert(new_.end(), alt_.begin(), alt_.end());
-      for (uint32_t e : new_) bad = bad || (!has(hop_, i, e) && a2a_[e] + flows > a2a_limit_);
-      if (bad) continue;
-      int64_t delta = 0;
-      for (uint32_t q : via_) {
-        const uint16_t* lq = &load_[static_cast<size_t>(q) * entries_];
-        for (size_t j = i; j < hop_.size(); ++j) delta -= !has(new_, 0, hop_[j]) && lq[hop_[j]] > bound_[q] ? 1 : 0;
-        for (uint32_t e : new_) delta += !has(hop_, i, e) && lq[e] >= bound_[q] ? 1 : 0;
-      }
-      const bool better = delta < best || (delta == best && best_c != kNone &&
-                                           (guid_rank_[x] < guid_rank_[owner_[best_c]] ||
-                                            (owner_[best_c] == x && g_.port(c) < g_.port(best_c))));
-      if (delta < 0 && better) {
-        best = delta;
-        best_i = i;
-        best_c = c;
+      if (!make_move(col_, x, old_, c, m) || !a2a_fits(m)) continue;
+      const int64_t d = delta(via_, m);
+      // Ties: the switch's GUID rank, then the port (entries are in port order).
+      if (d < best || (d == best && found && guid_rank_[x] < guid_rank_[best_move_.x])) {
+        best = d;
+        found = d < 0;
+        best_move_ = m;
       }
     }
   }
-  if (best_c == kNone) return false;
-  const uint32_t x = owner_[best_c];
-  shifts_via(x, t);
-  const uint64_t flows = flows_through(lid, t)[x];
-  walk(g_.remote(best_c), lid, t, alt_);
-  new_.assign(1, best_c);
-  new_.insert(new_.end(), alt_.begin(), alt_.end());
-  for (uint32_t q : via_) {
-    for (size_t j = best_i; j < hop_.size(); ++j) {
-      if (!has(new_, 0, hop_[j])) add(q, hop_[j], -1);
+  if (found) {
+    shifts_via(col_, best_move_.x, via_);
+    apply(via_, best_move_, true);
+    record(best_move_, moves);
+    return true;
+  }
+  return swap(p, a, last, moves);
+}
+
+// improve()'s second try: at a switch x of the path (hop_, up to `last`),
+// this flow's entry to another port c, and the entry of another flow of
+// shift p through x that takes c to this flow's port.
+bool ShiftRepairPass::swap(uint32_t p, uint32_t a, size_t last, std::vector<TableMove>& moves) {
+  const Pattern& pattern = patterns_[p];
+  const uint32_t cells = hosts_ * rails_;
+  hot_path_ = hop_;
+  for (uint32_t i = 0; i <= last; ++i) {
+    const uint32_t x = i == 0 ? a : g_.remote(hot_path_[i - 1]);
+    const std::vector<uint32_t> old(hot_path_.begin() + i, hot_path_.end());
+    partners_.clear();
+    for (uint32_t src = 0; src < cells; ++src) {
+      const uint32_t dst = dst_of(src, pattern);
+      uint32_t a2 = 0, t2 = 0;
+      if (dst == col_.dst || !ends(src, dst, a2, t2) || a2 == t2 || !walk(a2, lid_[dst], t2, path_)) continue;
+      steps_ += path_.size() + 1;
+      for (size_t j = 0; j < path_.size(); ++j) {
+        if ((j == 0 ? a2 : g_.remote(path_[j - 1])) == x) partners_.push_back({dst, static_cast<uint32_t>(j)});
+      }
     }
-    for (uint32_t e : new_) {
-      if (!has(hop_, best_i, e)) add(q, e, +1);
+    for (uint32_t c = g_.begin(x); c < g_.end(x) && steps_ < kShiftMaxSteps; ++c) {
+      Move m1;
+      if (!make_move(col_, x, old, c, m1)) continue;
+      shifts_via(col_, x, via_);
+      const int64_t d1 = delta(via_, m1);
+      for (auto [dst2, j] : partners_) {
+        if (next_[static_cast<size_t>(x) * lids_ + lid_[dst2]] != c) continue;
+        load_column(dst2, col2_);
+        if (!walk(x, col2_.lid, col2_.t, old2_) || old2_.empty()) continue;
+        Move m2;
+        if (!make_move(col2_, x, old2_, old[0], m2)) continue;
+        apply(via_, m1, true);
+        shifts_via(col2_, x, via2_);
+        const bool fits = a2a_fits(m2) && a2a_within(m1);
+        const int64_t d2 = delta(via2_, m2);
+        if (fits && d1 + d2 < 0) {
+          apply(via2_, m2, true);
+          record(m1, moves);
+          record(m2, moves);
+          return true;
+        }
+        apply(via_, m1, false);
+        (void)j;
+      }
     }
   }
-  for (size_t j = best_i; j < hop_.size(); ++j) a2a_[hop_[j]] -= flows;
-  for (uint32_t e : new_) a2a_[e] += flows;
-  const Lid l{static_cast<uint16_t>(lid)};
-  moves.push_back(TableMove{x, l.value, t_.get(x, l)});
-  t_.set(x, l, g_.port(best_c));
-  next_[static_cast<size_t>(x) * lids_ + lid] = best_c;
-  through_lid_ = 0;
-  return true;
+  return false;
 }
 
 // The loads of shifts [from, to), their bounds, the cells above them.
-void Repair::load_shifts(uint32_t from, uint32_t to, ShiftBounds::Counts& counts, std::vector<uint32_t>& path,
+void ShiftRepairPass::load_shifts(uint32_t from, uint32_t to, ShiftBounds::Counts& counts, std::vector<uint32_t>& path,
                          uint64_t& excess) {
   for (uint32_t p = from; p < to; ++p) {
     const Pattern& pattern = patterns_[p];
@@ -369,7 +487,7 @@ void Repair::load_shifts(uint32_t from, uint32_t to, ShiftBounds::Counts& counts
   }
 }
 
-ShiftRepair Repair::run(std::vector<TableMove>& moves) {
+ShiftRepair ShiftRepairPass::run(std::vector<TableMove>& moves) {
   ShiftRepair out;
   rails_ = o_.shift_rails;
   if (rails_ == 0 || o_.shift_grid.size() % rails_ != 0) return out;
@@ -381,7 +499,7 @@ ShiftRepair Repair::run(std::vector<TableMove>& moves) {
   }
   build_graph();
   const uint32_t np = static_cast<uint32_t>(patterns_.size());
-  if (uint64_t{np} * entries_ > kMaxCells || entries_ == 0) return out;
+  if (uint64_t{np} * entries_ > kShiftMaxCells || entries_ == 0) return out;
   const uint32_t cells = hosts_ * rails_;
   lid_.assign(cells, 0);
   at_.assign(cells, kNone);
@@ -433,10 +551,10 @@ ShiftRepair Repair::run(std::vector<TableMove>& moves) {
   if (excess_ != 0) {
     all_to_all_loads();
     const size_t before = moves.size();
-    for (bool moved = true; moved && steps_ < kMaxSteps;) {
+    for (bool moved = true; moved && steps_ < kShiftMaxSteps;) {
       moved = false;
-      for (uint32_t p = 0; p < np && steps_ < kMaxSteps; ++p) {
-        for (uint32_t src = 0; src < cells && hot_[p] != 0 && steps_ < kMaxSteps; ++src) moved |= improve(p, src, moves);
+      for (uint32_t p = 0; p < np && steps_ < kShiftMaxSteps; ++p) {
+        for (uint32_t src = 0; src < cells && hot_[p] != 0 && steps_ < kShiftMaxSteps; ++src) moved |= improve(p, src, moves);
       }
     }
     out.moves = static_cast<uint32_t>(moves.size() - before);
@@ -449,7 +567,7 @@ ShiftRepair Repair::run(std::vector<TableMove>& moves) {
 
 ShiftRepair repair_shifts(const Fabric& fabric, const SwitchGraph& graph, const Ranking& ranking,
                           const RoutingOptions& options, ForwardingTables& tables, std::vector<TableMove>& moves) {
-  Repair r(fabric, graph, ranking, options, tables);
+  ShiftRepairPass r(fabric, graph, ranking, options, tables);
   return r.run(moves);
 }
 

@@ -443,15 +443,18 @@ TEST(DegradedRouting, CoreFailureAllToAllWithin5PercentOfBoundOn2048Cas) {
   t.report("core failure, 2,048 CAs: all-to-all <= 1.05 x bound");
 }
 
-// Not met: 36 of 48 single failures meet it; the others load some shift
-// with its bound + 1 (the rails of 40 servers that end in a partial leaf, a
-// link or a spine down; a core down on the radix-32 ROFT, whose spines have
-// all their up links on one core; a spine-core link or a core down on the
-// radix-16 ROFT of 2 pods per rail, in shift 62, where the bound of 1 asks a
-// leaf to swap a flow within its pod for one leaving it), and a core down on
-// the plain fat tree (one ring) with its bound + 3-4. Tables that meet it
-// exist, but in most cases surveyed none that moves only the routes the
-// failure crossed, as phase A keeps the others (shift_feasibility_test.cpp,
+// Not met: 40 of 48 single failures meet it (36 before the pass over
+// shifts, unicast_engine/shift_repair.cpp, and CutOracle's spines' bound,
+// which the radix-32 ROFT's core down meets: its spines had every up link
+// on that core). The others load some shift with its bound + 1 (the rails
+// of 40 servers that end in a partial leaf, a spine down; a spine-core link
+// or a core down on the radix-16 ROFT of 2 pods per rail, in shift 54, where
+// the bound of 1 asks a leaf to swap a flow within its pod for one leaving
+// it; a spine-core link on the plain fat tree), and a core down on the plain
+// fat tree (one ring) with its bound + 2-3. Tables that meet it exist, but
+// in most cases surveyed none that moves only the routes the failure
+// crossed, and the moves they need are coordinated over many destinations
+// that no single move or swap lowers (shift_feasibility_test.cpp,
 // docs/routing.md "Shifts after a failure").
 Tally single_failure_shifts(bool each) {
   Tally t;
@@ -464,11 +467,11 @@ TEST(DegradedRouting, DISABLED_SingleFailureEveryRailAlignedShiftAtItsBound) {
   single_failure_shifts(true).report("single failure: every rail-aligned shift <= its bound (worst excess)");
 }
 
-// The target above, as far as it is met: no fewer single failures than 36
-// of 48 keep every rail-aligned shift at its bound (34 before a rail's
-// flows went first in phase B, 33 without the spines' rule for them).
+// The target above, as far as it is met: no fewer single failures than 40
+// of 48 keep every rail-aligned shift at its bound (36 before the pass over
+// shifts, 34 before a rail's flows went first in phase B).
 TEST(DegradedRouting, SingleFailureRailAlignedShiftsAtTheirBoundNoFewerThanBefore) {
-  single_failure_shifts(false).at_least(39, "single failure: every rail-aligned shift <= its bound (worst excess)");
+  single_failure_shifts(false).at_least(40, "single failure: every rail-aligned shift <= its bound (worst excess)");
 }
 
 TEST(DegradedRouting, UpToFivePercentAllToAllWithin15PercentOfBound) {
@@ -478,10 +481,9 @@ TEST(DegradedRouting, UpToFivePercentAllToAllWithin15PercentOfBound) {
   t.report("up to 5% cut or drained: all-to-all <= 1.15 x bound");
 }
 
-// Not met: 51 (rail-aligned) and 47 (cross-rail) of 58 scenarios meet it
-// (39 and 42 before a rail's flows went first in phase B); worst bound + 3.
-// The 7 rail-aligned misses are the 3-level plain fat tree's (one ring, no
-// rails to go first).
+// Not met: 57 (rail-aligned) and 57 (cross-rail) of 58 scenarios meet it
+// (51 and 47 before the pass over shifts); the one left is the 3-level
+// plain fat tree with 5% of its spine-core links cut (bound + 3).
 void five_percent_shifts(bool each, Tally& rail, Tally& cross) {
   for_each_case(kQuality, up_to_five_percent, {.shifts = true},
                 [&](const Judged& j) {
@@ -497,8 +499,8 @@ TEST(DegradedRouting, DISABLED_UpToFivePercentShiftsWithinBoundPlusOne) {
   cross.report("up to 5% cut or drained: cross-rail shifts <= bound + 1 (worst excess)");
 }
 
-// The target above, as far as it is met: no fewer than 51 (rail-aligned)
-// and 47 (cross-rail) of the 58.
+// The target above, as far as it is met: no fewer than 57 (rail-aligned)
+// and 57 (cross-rail) of the 58.
 TEST(DegradedRouting, UpToFivePercentShiftsWithinBoundPlusOneNoFewerThanBefore) {
   Tally rail, cross;
   five_percent_shifts(false, rail, cross);
