@@ -40,7 +40,7 @@ namespace {
 
 constexpr uint32_t kShiftMaxHops = 16;
 constexpr uint64_t kShiftMaxCells = uint64_t{1} << 24;
-constexpr uint64_t kShiftMaxSteps = uint64_t{1} << 25;
+constexpr uint64_t kShiftMaxSteps = uint64_t{1} << 23;
 
 bool on_path(const std::vector<uint32_t>& v, uint32_t e) { return std::find(v.begin(), v.end(), e) != v.end(); }
 
@@ -551,9 +551,21 @@ ShiftRepair ShiftRepairPass::run(std::vector<TableMove>& moves) {
   if (excess_ != 0) {
     all_to_all_loads();
     const size_t before = moves.size();
+    // Rounds over the shifts above their bound, the worst first (then by
+    // shift), while a round moves something and the budget lasts: what the
+    // budget cuts short is the mildest.
+    std::vector<std::pair<int64_t, uint32_t>> order;
     for (bool moved = true; moved && steps_ < kShiftMaxSteps;) {
       moved = false;
-      for (uint32_t p = 0; p < np && steps_ < kShiftMaxSteps; ++p) {
+      order.clear();
+      for (uint32_t p = 0; p < np; ++p) {
+        if (hot_[p] == 0) continue;
+        const uint16_t* l = &load_[static_cast<size_t>(p) * entries_];
+        order.push_back({-static_cast<int64_t>(*std::max_element(l, l + entries_)) + bound_[p], p});
+      }
+      std::sort(order.begin(), order.end());
+      steps_ += order.size() * (entries_ / 64 + 1);
+      for (auto [unused, p] : order) {
         for (uint32_t src = 0; src < cells && hot_[p] != 0 && steps_ < kShiftMaxSteps; ++src) moved |= improve(p, src, moves);
       }
     }
