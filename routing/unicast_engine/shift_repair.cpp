@@ -497,9 +497,9 @@ ShiftRepair ShiftRepairPass::run(std::vector<TableMove>& moves) {
   if (rails_ > 1) {
     for (uint32_t k = 0; k < hosts_; ++k) patterns_.push_back({k, true});
   }
-  build_graph();
   const uint32_t np = static_cast<uint32_t>(patterns_.size());
-  if (uint64_t{np} * entries_ > kShiftMaxCells || entries_ == 0) return out;
+  if (uint64_t{np} * g_.num_entries() > kShiftMaxCells || g_.num_entries() == 0) return out;
+  build_graph();
   const uint32_t cells = hosts_ * rails_;
   lid_.assign(cells, 0);
   at_.assign(cells, kNone);
