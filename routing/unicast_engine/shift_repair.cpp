@@ -95,8 +95,8 @@ class ShiftRepairPass {
   uint32_t entry_at(uint32_t s, uint8_t port) const {
     return port < ports_[s + 1] - ports_[s] ? port_entry_[ports_[s] + port] : kNone;
   }
-  void load_shifts(uint32_t from, uint32_t to, ShiftBounds::Counts& counts, std::vector<uint32_t>& path,
-                   uint64_t& excess);
+  void cache_paths();
+  void load_shifts(uint32_t from, uint32_t to, ShiftBounds::Counts* counts, uint64_t& excess);
   void all_to_all_loads();
   const std::vector<uint32_t>& flows_through(uint32_t lid, uint32_t t);
   void add(uint32_t p, uint32_t e, int d);
@@ -144,7 +144,12 @@ class ShiftRepairPass {
   std::vector<uint64_t> a2a_;
   uint64_t a2a_limit_ = 0;
   std::optional<ShiftBounds> bounds_;
-  // The tables as entries: [switch * lids_ + LID], kNone where no switch link.
+  // cache_paths': per switch its index among the flows' sources; per
+  // (source, destination cell) the first of its path's entries in cached_.
+  std::vector<uint32_t> source_of_, cache_at_, cached_;
+  // The tables as entries, by LID: [LID * switches + switch] (a walk toward
+  // one LID reads one column; a shift's flows go to consecutive LIDs),
+  // kNone where no switch link.
   std::vector<uint32_t> next_;
   uint32_t lids_ = 0;
   std::vector<uint32_t> through_;  // flows_through's counts
@@ -188,7 +193,7 @@ bool ShiftRepairPass::walk(uint32_t x, uint32_t lid, uint32_t t, std::vector<uin
   out.clear();
   for (uint32_t h = 0; h < kShiftMaxHops; ++h) {
     if (x == t) return true;
-    const uint32_t e = next_[static_cast<size_t>(x) * lids_ + lid];
+    const uint32_t e = next_[static_cast<size_t>(lid) * n_ + x];
     if (e == kNone) return false;
     out.push_back(e);
     x = g_.remote(e);
@@ -357,7 +362,7 @@ void ShiftRepairPass::apply(const std::vector<uint32_t>& via, const Move& m, boo
   for (uint32_t e : to) a2a_[e] += m.flows;
   const Lid l{static_cast<uint16_t>(m.lid)};
   t_.set(m.x, l, g_.port(to[0]));
-  next_[static_cast<size_t>(m.x) * lids_ + m.lid] = to[0];
+  next_[static_cast<size_t>(m.lid) * n_ + m.x] = to[0];
   through_lid_ = 0;
 }
 
@@ -435,7 +440,7 @@ bool ShiftRepairPass::swap(uint32_t p, uint32_t a, size_t last, std::vector<Tabl
       shifts_via(col_, x, via_);
       const int64_t d1 = delta(via_, m1);
       for (auto [dst2, j] : partners_) {
-        if (next_[static_cast<size_t>(x) * lids_ + lid_[dst2]] != c) continue;
+        if (next_[static_cast<size_t>(lid_[dst2]) * n_ + x] != c) continue;
         load_column(dst2, col2_);
         if (!walk(x, col2_.lid, col2_.t, old2_) || old2_.empty()) continue;
         Move m2;
@@ -459,31 +464,81 @@ bool ShiftRepairPass::swap(uint32_t p, uint32_t a, size_t last, std::vector<Tabl
 }
 
 // The loads of shifts [from, to), their bounds, the cells above them.
-void ShiftRepairPass::load_shifts(uint32_t from, uint32_t to, ShiftBounds::Counts& counts, std::vector<uint32_t>& path,
-                         uint64_t& excess) {
+// The path of every flow the shifts have, by (source switch, destination
+// cell): a destination's sources are the cells of its own rail and of the
+// rail before it, on a few leaves, so each path is walked once, not once
+// per shift. (Read by both threads of load_shifts; the search walks the
+// tables as they change.)
+void ShiftRepairPass::cache_paths() {
+  const uint32_t cells = hosts_ * rails_;
+  source_of_.assign(n_, kNone);
+  std::vector<uint32_t> sources;
+  std::vector<std::vector<uint32_t>> rail_sources(rails_);
+  for (uint32_t c = 0; c < cells; ++c) {
+    const uint32_t a = at_[c];
+    if (a == kNone || !live_[c]) continue;
+    if (source_of_[a] == kNone) {
+      source_of_[a] = static_cast<uint32_t>(sources.size());
+      sources.push_back(a);
+    }
+    auto& r = rail_sources[c % rails_];
+    if (std::find(r.begin(), r.end(), a) == r.end()) r.push_back(a);
+  }
+  cache_at_.assign(sources.size() * cells + 1, 0);
+  cached_.clear();
+  for (uint32_t i = 0; i < sources.size(); ++i) {
+    for (uint32_t dst = 0; dst < cells; ++dst) {
+      const size_t key = static_cast<size_t>(i) * cells + dst;
+      cache_at_[key] = static_cast<uint32_t>(cached_.size());
+      const uint32_t a = sources[i], t = at_[dst], r = dst % rails_;
+      if (lid_[dst] == 0 || !live_[dst] || t == kNone || a == t) continue;
+      const auto& own = rail_sources[r];
+      const auto& before = rail_sources[(r + rails_ - 1) % rails_];
+      const bool needed = std::find(own.begin(), own.end(), a) != own.end() ||
+                          (rails_ > 1 && std::find(before.begin(), before.end(), a) != before.end());
+      if (needed && walk(a, lid_[dst], t, path_)) cached_.insert(cached_.end(), path_.begin(), path_.end());
+    }
+  }
+  cache_at_.back() = static_cast<uint32_t>(cached_.size());
+}
+
+// Shifts [from, to): with `counts`, their bounds and the load above them
+// (into excess), counted in one row reused from shift to shift (the loads
+// of every shift, 8 MB at 2,048 CAs, are written only when the search
+// needs them); without, their loads into load_ and the cells above their
+// bounds into hot_.
+void ShiftRepairPass::load_shifts(uint32_t from, uint32_t to, ShiftBounds::Counts* counts, uint64_t& excess) {
+  const uint32_t cells = hosts_ * rails_;
+  std::vector<uint16_t> row(counts != nullptr ? entries_ : 0);
   for (uint32_t p = from; p < to; ++p) {
     const Pattern& pattern = patterns_[p];
-    uint16_t* l = &load_[static_cast<size_t>(p) * entries_];
+    uint16_t* l = counts != nullptr ? row.data() : &load_[static_cast<size_t>(p) * entries_];
     uint32_t most = 0;
     for_each_flow(pattern, [&](uint32_t src, uint32_t dst) {
       uint32_t a = 0, t = 0;
       if (!ends(src, dst, a, t, true) || a == t) return;
-      bounds_->count(counts, a, t);
-      if (ends(src, dst, a, t) && walk(a, lid_[dst], t, path)) {
-        for (uint32_t e : path) most = std::max<uint32_t>(most, ++l[e]);
+      if (counts != nullptr) bounds_->count(*counts, a, t);
+      if (!ends(src, dst, a, t)) return;
+      const size_t key = static_cast<size_t>(source_of_[a]) * cells + dst;
+      const uint32_t* e = &cached_[cache_at_[key]];
+      for (const uint32_t* end = &cached_[cache_at_[key + 1]]; e != end; ++e) {
+        most = std::max<uint32_t>(most, ++l[*e]);
       }
     });
-    bound_[p] = bounds_->bound(counts, most, [&](auto&& visit) {
-      for_each_flow(pattern, [&](uint32_t src, uint32_t dst) {
-        uint32_t a = 0, t = 0;
-        if (ends(src, dst, a, t, true) && a != t) visit(a, t);
+    if (counts != nullptr) {
+      bound_[p] = bounds_->bound(*counts, most, [&](auto&& visit) {
+        for_each_flow(pattern, [&](uint32_t src, uint32_t dst) {
+          uint32_t a = 0, t = 0;
+          if (ends(src, dst, a, t, true) && a != t) visit(a, t);
+        });
       });
-    });
+    }
     for (uint32_t e = 0; e < entries_ && most > bound_[p]; ++e) {
       if (l[e] <= bound_[p]) continue;
       excess += l[e] - bound_[p];
       ++hot_[p];
     }
+    if (counts != nullptr) std::fill(row.begin(), row.end(), 0);
   }
 }
 
@@ -521,8 +576,7 @@ ShiftRepair ShiftRepairPass::run(std::vector<TableMove>& moves) {
   next_.resize(static_cast<size_t>(n_) * lids_);
   for (uint32_t s = 0; s < n_; ++s) {
     const auto row = t_.row(s);
-    uint32_t* next = &next_[static_cast<size_t>(s) * lids_];
-    for (uint32_t l = 0; l < lids_; ++l) next[l] = entry_at(s, row[l]);
+    for (uint32_t l = 0; l < lids_; ++l) next_[static_cast<size_t>(l) * n_ + s] = entry_at(s, row[l]);
   }
   std::vector<uint8_t> leaf(n_, 0);
   for (uint32_t s = 0; s < n_; ++s) leaf[s] = g_.num_cas(s) != 0 ? 1 : 0;
@@ -530,21 +584,30 @@ ShiftRepair ShiftRepairPass::run(std::vector<TableMove>& moves) {
     if (a != kNone) leaf[a] = 1;
   }
   bounds_.emplace(g_, rk_, up_, drained_, leaf);
-  load_.assign(static_cast<size_t>(np) * entries_, 0);
   bound_.assign(np, 1);
   hot_.assign(np, 0);
-  // The shifts' loads in two threads (each its own shifts), as the lanes.
+  // The shifts' bounds and loads in two threads (each its own shifts), as
+  // the lanes; the loads kept only when some shift is above its bound.
+  cache_paths();
   const uint32_t half = np / 2;
   uint64_t excess[2] = {0, 0};
-  std::thread other([&] {
+  auto both = [&](bool bounds) {
+    std::thread other([&] {
+      ShiftBounds::Counts counts = bounds_->counts();
+      load_shifts(half, np, bounds ? &counts : nullptr, excess[1]);
+    });
     ShiftBounds::Counts counts = bounds_->counts();
-    std::vector<uint32_t> path;
-    load_shifts(half, np, counts, path, excess[1]);
-  });
-  ShiftBounds::Counts counts = bounds_->counts();
-  load_shifts(0, half, counts, path_, excess[0]);
-  other.join();
+    load_shifts(0, half, bounds ? &counts : nullptr, excess[0]);
+    other.join();
+  };
+  both(true);
   excess_ = excess[0] + excess[1];
+  if (excess_ != 0) {
+    load_.assign(static_cast<size_t>(np) * entries_, 0);
+    std::fill(hot_.begin(), hot_.end(), 0);
+    excess[0] = excess[1] = 0;
+    both(false);
+  }
   out.ran = true;
   out.patterns = np;
   out.excess_before = excess_;

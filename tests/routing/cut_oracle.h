@@ -640,17 +640,28 @@ class CutOracle {
     if (spine_edges_.empty()) return bound;
     std::vector<uint64_t> out(spine_edges_.size(), 0), in(spine_edges_.size(), 0);
     bool any = false;
+    // A permutation sends a leaf's flows to a few leaves: pairs first.
+    std::vector<uint64_t> pairs;
+    pairs.reserve(flows.size());
     for (const Flow& fl : flows) {
       uint32_t a = ca_of_port_[fl.src.value()], b = ca_of_port_[fl.dst.value()];
       if (a == kNone || b == kNone || a == b) continue;
       uint32_t sa = cas_[a].sw, sb = cas_[b].sw;
-      if (sa == sb || !connectable(sa, sb)) continue;
-      for (uint32_t i = edges_of_[sa]; i < edges_of_[sa + 1]; ++i) {
-        if (!is_below(spine_edges_[i].spine, sb)) any = true, ++out[i];
+      if (sa != sb && connectable(sa, sb)) pairs.push_back(uint64_t{sa} << 32 | sb);
+    }
+    std::sort(pairs.begin(), pairs.end());
+    for (size_t i = 0; i < pairs.size();) {
+      size_t j = i;
+      while (j < pairs.size() && pairs[j] == pairs[i]) ++j;
+      const uint32_t sa = static_cast<uint32_t>(pairs[i] >> 32), sb = static_cast<uint32_t>(pairs[i]);
+      const uint64_t n = j - i;
+      for (uint32_t k = edges_of_[sa]; k < edges_of_[sa + 1]; ++k) {
+        if (!is_below(spine_edges_[k].spine, sb)) any = true, out[k] += n;
       }
-      for (uint32_t i = edges_of_[sb]; i < edges_of_[sb + 1]; ++i) {
-        if (!is_below(spine_edges_[i].spine, sa)) any = true, ++in[i];
+      for (uint32_t k = edges_of_[sb]; k < edges_of_[sb + 1]; ++k) {
+        if (!is_below(spine_edges_[k].spine, sa)) any = true, in[k] += n;
       }
+      i = j;
     }
     if (!any) return bound;
     const uint32_t num_sw = static_cast<uint32_t>(level_.size());
