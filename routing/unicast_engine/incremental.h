@@ -260,6 +260,9 @@ struct RouteMemo {
   // route undoes them first, so that it starts from the tables phases A and
   // B left, and makes them again at the end as a full route would.
   std::vector<TableMove> moves;
+  // The pass over shifts' loads (storage only: its pages stay mapped for the
+  // next route; 8 MB at 2,048 CAs, none where the pass does not run).
+  std::vector<uint16_t> shift_loads;
   // Per switch x 256 ports: the switch at the far end of the cable, in any
   // state (kNone: none); cable_map().
   std::vector<uint32_t> cable;

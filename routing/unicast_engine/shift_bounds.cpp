@@ -115,6 +115,7 @@ ShiftBounds::Counts ShiftBounds::counts() const {
   c.out_up.assign(parent_.size(), 0);
   c.in_up.assign(parent_.size(), 0);
   c.need.assign(2 * parent_ups_.size(), 0);
+  c.flows_of.assign(leaf_cap_.size() * leaf_cap_.size(), 0);
   return c;
 }
 
@@ -132,17 +133,15 @@ uint32_t ShiftBounds::cuts(const Counts& c) const {
 
 // Raises b (at most to `most`, and 8 above the cuts') while some parent
 // cannot take what its leaves must send it. A shift sends a leaf's flows
-// to a few leaves: the pairs of leaves are counted first.
+// to a few leaves: the pairs of leaves were counted first.
 uint32_t ShiftBounds::spines(Counts& c, uint32_t b, uint32_t most) const {
-  std::sort(c.pairs.begin(), c.pairs.end());
-  for (size_t i = 0; i < c.pairs.size();) {
-    size_t j = i;
-    while (j < c.pairs.size() && c.pairs[j] == c.pairs[i]) ++j;
-    const uint32_t la = static_cast<uint32_t>(c.pairs[i] >> 32), lt = static_cast<uint32_t>(c.pairs[i]);
-    const uint32_t flows = static_cast<uint32_t>(j - i);
+  const uint32_t leaves = static_cast<uint32_t>(leaf_cap_.size());
+  for (uint32_t key : c.pairs) {
+    const uint32_t la = key / leaves, lt = key % leaves;
+    const uint32_t flows = c.flows_of[key];
+    c.flows_of[key] = 0;
     for (uint32_t k = parent_begin_[la]; k < parent_begin_[la + 1]; ++k) c.out_up[k] += below(parent_[k], lt) ? 0 : flows;
     for (uint32_t k = parent_begin_[lt]; k < parent_begin_[lt + 1]; ++k) c.in_up[k] += below(parent_[k], la) ? 0 : flows;
-    i = j;
   }
   const uint32_t parents = static_cast<uint32_t>(parent_ups_.size());
   for (const uint32_t b0 = b; b < most && b < b0 + 8; ++b) {

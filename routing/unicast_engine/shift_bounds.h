@@ -34,7 +34,8 @@ class ShiftBounds {
   // One shift's flows, counted (one per thread).
   struct Counts {
     std::vector<uint32_t> out_leaf, in_leaf, out_pod, in_pod, out_up, in_up;
-    std::vector<uint64_t> need, pairs;
+    std::vector<uint64_t> need;
+    std::vector<uint32_t> pairs, flows_of;  // the pairs of leaves (la * leaves + lt) with flows, their flows
   };
   Counts counts() const;
   // A flow from switch a to switch t (both leaves, a != t).
@@ -56,7 +57,11 @@ class ShiftBounds {
     uint32_t b = cuts(c);
     if (most > b) {
       c.pairs.clear();
-      each_flow([&](uint32_t a, uint32_t t) { c.pairs.push_back(uint64_t{leaf_of_[a]} << 32 | leaf_of_[t]); });
+      const uint32_t leaves = static_cast<uint32_t>(leaf_cap_.size());
+      each_flow([&](uint32_t a, uint32_t t) {
+        const uint32_t key = leaf_of_[a] * leaves + leaf_of_[t];
+        if (c.flows_of[key]++ == 0) c.pairs.push_back(key);
+      });
       b = spines(c, b, most);
     }
     clear(c);

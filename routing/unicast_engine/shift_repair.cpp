@@ -47,10 +47,14 @@ bool on_path(const std::vector<uint32_t>& v, uint32_t e) { return std::find(v.be
 class ShiftRepairPass {
  public:
   ShiftRepairPass(const Fabric& fabric, const SwitchGraph& graph, const Ranking& ranking, const RoutingOptions& options,
-         ForwardingTables& tables)
-      : f_(fabric), g_(graph), rk_(ranking), o_(options), t_(tables) {}
+                  ForwardingTables& tables, std::vector<uint16_t>* storage)
+      : f_(fabric), g_(graph), rk_(ranking), o_(options), t_(tables), storage_(storage) {}
 
   ShiftRepair run(std::vector<TableMove>& moves);
+  // The loads' storage back to the caller's, for the next route.
+  void keep_storage() {
+    if (storage_ != nullptr && load_.capacity() > storage_->capacity()) storage_->swap(load_);
+  }
 
  private:
   // The grid and its shifts.
@@ -96,7 +100,7 @@ class ShiftRepairPass {
     return port < ports_[s + 1] - ports_[s] ? port_entry_[ports_[s] + port] : kNone;
   }
   void cache_paths();
-  void load_shifts(uint32_t from, uint32_t to, ShiftBounds::Counts* counts, uint64_t& excess);
+  void load_shifts(uint32_t from, uint32_t to, ShiftBounds::Counts* counts, bool store, uint64_t& excess);
   void all_to_all_loads();
   const std::vector<uint32_t>& flows_through(uint32_t lid, uint32_t t);
   void add(uint32_t p, uint32_t e, int d);
@@ -129,6 +133,7 @@ class ShiftRepairPass {
   const Ranking& rk_;
   const RoutingOptions& o_;
   ForwardingTables& t_;
+  std::vector<uint16_t>* storage_;
 
   uint32_t n_ = 0, entries_ = 0;
   std::vector<uint32_t> ports_, port_entry_, owner_, guid_rank_;
@@ -502,30 +507,36 @@ void ShiftRepairPass::cache_paths() {
   cache_at_.back() = static_cast<uint32_t>(cached_.size());
 }
 
-// Shifts [from, to): with `counts`, their bounds and the load above them
-// (into excess), counted in one row reused from shift to shift (the loads
-// of every shift, 8 MB at 2,048 CAs, are written only when the search
-// needs them); without, their loads into load_ and the cells above their
-// bounds into hot_.
-void ShiftRepairPass::load_shifts(uint32_t from, uint32_t to, ShiftBounds::Counts* counts, uint64_t& excess) {
+// Shifts [from, to): their loads, the load above their bounds (into
+// excess) and the cells above them (hot_); with `counts`, their bounds
+// first. `store`: the loads into load_; else counted in one row reused from
+// shift to shift (the loads of every shift, 8 MB at 2,048 CAs, cost ~10 ms
+// of page faults where their storage is fresh: they are written then only
+// when the search needs them).
+void ShiftRepairPass::load_shifts(uint32_t from, uint32_t to, ShiftBounds::Counts* counts, bool store,
+                                  uint64_t& excess) {
   const uint32_t cells = hosts_ * rails_;
-  std::vector<uint16_t> row(counts != nullptr ? entries_ : 0);
+  std::vector<uint16_t> row(store ? 0 : entries_);
   for (uint32_t p = from; p < to; ++p) {
     const Pattern& pattern = patterns_[p];
-    uint16_t* l = counts != nullptr ? row.data() : &load_[static_cast<size_t>(p) * entries_];
+    uint16_t* l = store ? &load_[static_cast<size_t>(p) * entries_] : row.data();
     uint32_t most = 0;
     for_each_flow(pattern, [&](uint32_t src, uint32_t dst) {
       uint32_t a = 0, t = 0;
-      if (!ends(src, dst, a, t, true) || a == t) return;
-      if (counts != nullptr) bounds_->count(*counts, a, t);
-      if (!ends(src, dst, a, t)) return;
+      if (!ends(src, dst, a, t) || a == t) return;
       const size_t key = static_cast<size_t>(source_of_[a]) * cells + dst;
       const uint32_t* e = &cached_[cache_at_[key]];
       for (const uint32_t* end = &cached_[cache_at_[key + 1]]; e != end; ++e) {
         most = std::max<uint32_t>(most, ++l[*e]);
       }
     });
-    if (counts != nullptr) {
+    // A shift whose busiest link carries one flow is at its bound (every
+    // bound is at least 1): its flows are counted for the bound only above.
+    if (counts != nullptr && most > 1) {
+      for_each_flow(pattern, [&](uint32_t src, uint32_t dst) {
+        uint32_t a = 0, t = 0;
+        if (ends(src, dst, a, t, true) && a != t) bounds_->count(*counts, a, t);
+      });
       bound_[p] = bounds_->bound(*counts, most, [&](auto&& visit) {
         for_each_flow(pattern, [&](uint32_t src, uint32_t dst) {
           uint32_t a = 0, t = 0;
@@ -538,7 +549,7 @@ void ShiftRepairPass::load_shifts(uint32_t from, uint32_t to, ShiftBounds::Count
       excess += l[e] - bound_[p];
       ++hot_[p];
     }
-    if (counts != nullptr) std::fill(row.begin(), row.end(), 0);
+    if (!store) std::fill(row.begin(), row.end(), 0);
   }
 }
 
@@ -591,22 +602,29 @@ ShiftRepair ShiftRepairPass::run(std::vector<TableMove>& moves) {
   cache_paths();
   const uint32_t half = np / 2;
   uint64_t excess[2] = {0, 0};
-  auto both = [&](bool bounds) {
+  auto both = [&](bool bounds, bool store) {
     std::thread other([&] {
       ShiftBounds::Counts counts = bounds_->counts();
-      load_shifts(half, np, bounds ? &counts : nullptr, excess[1]);
+      load_shifts(half, np, bounds ? &counts : nullptr, store, excess[1]);
     });
     ShiftBounds::Counts counts = bounds_->counts();
-    load_shifts(0, half, bounds ? &counts : nullptr, excess[0]);
+    load_shifts(0, half, bounds ? &counts : nullptr, store, excess[0]);
     other.join();
   };
-  both(true);
+  // Storage of an earlier route (its pages mapped): loads kept at once.
+  const size_t size = static_cast<size_t>(np) * entries_;
+  const bool warm = storage_ != nullptr && storage_->capacity() >= size;
+  if (warm) {
+    load_.swap(*storage_);
+    load_.assign(size, 0);
+  }
+  both(true, warm);
   excess_ = excess[0] + excess[1];
-  if (excess_ != 0) {
-    load_.assign(static_cast<size_t>(np) * entries_, 0);
+  if (excess_ != 0 && !warm) {
+    load_.assign(size, 0);
     std::fill(hot_.begin(), hot_.end(), 0);
     excess[0] = excess[1] = 0;
-    both(false);
+    both(false, true);
   }
   out.ran = true;
   out.patterns = np;
@@ -641,9 +659,12 @@ ShiftRepair ShiftRepairPass::run(std::vector<TableMove>& moves) {
 }  // namespace
 
 ShiftRepair repair_shifts(const Fabric& fabric, const SwitchGraph& graph, const Ranking& ranking,
-                          const RoutingOptions& options, ForwardingTables& tables, std::vector<TableMove>& moves) {
-  ShiftRepairPass r(fabric, graph, ranking, options, tables);
-  return r.run(moves);
+                          const RoutingOptions& options, ForwardingTables& tables, std::vector<TableMove>& moves,
+                          std::vector<uint16_t>* storage) {
+  ShiftRepairPass r(fabric, graph, ranking, options, tables, storage);
+  ShiftRepair out = r.run(moves);
+  r.keep_storage();
+  return out;
 }
 
 }  // namespace railyard::routing::unicast

@@ -26,8 +26,10 @@ struct ShiftRepair {
 // same direction and length (minimal, up*/down*, no drained link), while a
 // move lowers the load the shifts of options.shift_grid put above their
 // bounds and keeps every link's all-to-all load under the pass's limit.
-// Appends each move (its old port) to `moves`.
+// Appends each move (its old port) to `moves`. `storage`: the loads'
+// storage of an earlier route (RouteMemo::shift_loads), taken and given back.
 ShiftRepair repair_shifts(const Fabric& fabric, const SwitchGraph& graph, const Ranking& ranking,
-                          const RoutingOptions& options, ForwardingTables& tables, std::vector<TableMove>& moves);
+                          const RoutingOptions& options, ForwardingTables& tables, std::vector<TableMove>& moves,
+                          std::vector<uint16_t>* storage = nullptr);
 
 }  // namespace railyard::routing::unicast
