@@ -18,6 +18,9 @@
 //   column_patches.cpp     an incremental route: columns patched, not walked
 //   hot_links.cpp          after the lanes: single choices moved off the
 //                          busiest links
+//   shift_repair.cpp       then, the rail-aligned and cross-rail shifts
+//                          within their bounds (shift_repair.h; with
+//                          shift_moves.cpp, shift_bounds.h, outside Engine)
 //   switch_turns.cpp       after the lanes: switch LIDs up*/down* cannot
 //                          reach, through one designated turn switch
 //                          (switch_lids.h, with switch_repair.cpp)

@@ -1,0 +1,213 @@
+// The pass over shifts (shift_repair.cpp): the moves. A flow above its
+// shift's bound tries, at each switch of its path up to the link above the
+// bound, every other next hop of the same direction and length; the best
+// single move that lowers the load above the bounds is made, else the first
+// swap of two entries of that switch that does.
+#include "routing/unicast_engine/shift_repair_pass.h"
+
+namespace railyard::routing::unicast {
+
+// Every shift's flow toward grid cell dst: its path from its source switch.
+void ShiftRepairPass::load_column(uint32_t dst, Column& col) {
+  const uint32_t np = static_cast<uint32_t>(patterns_.size());
+  col.dst = dst;
+  col.lid = lid_[dst];
+  col.t = at_[dst];
+  col.paths.clear();
+  col.begin.assign(np + 1, 0);
+  col.src.assign(np, kNone);
+  for (uint32_t q = 0; q < np; ++q) {
+    col.begin[q] = static_cast<uint32_t>(col.paths.size());
+    uint32_t aq = 0, tq = 0;
+    if (ends(src_of(dst, patterns_[q]), dst, aq, tq) && aq != tq && walk(aq, col.lid, col.t, path_)) {
+      col.src[q] = aq;
+      col.paths.insert(col.paths.end(), path_.begin(), path_.end());
+    }
+  }
+  col.begin[np] = static_cast<uint32_t>(col.paths.size());
+  steps_ += np + col.paths.size();
+}
+
+// The shifts whose flow of `col` crosses switch x.
+void ShiftRepairPass::shifts_via(const Column& col, uint32_t x, std::vector<uint32_t>& out) const {
+  out.clear();
+  for (uint32_t q = 0; q < patterns_.size(); ++q) {
+    if (col.src[q] == kNone) continue;
+    bool through = col.src[q] == x;
+    for (uint32_t i = col.begin[q]; i < col.begin[q + 1] && !through; ++i) {
+      const uint32_t r = g_.remote(col.paths[i]);
+      through = r == x && r != col.t;
+    }
+    if (through) out.push_back(q);
+  }
+}
+
+// x's entry toward col's LID moved from the path `old` (x's own, to the
+// target) to entry c: false unless c is another next hop of the same
+// direction, undrained, whose path is as long, undrained, and all down when
+// x went down. Fills m.
+bool ShiftRepairPass::make_move(const Column& col, uint32_t x, const std::vector<uint32_t>& old, uint32_t c, Move& m) {
+  if (old.empty() || c == old[0] || up_[c] != up_[old[0]] || drained_[c]) return false;
+  for (uint32_t e : old) {
+    if (drained_[e]) return false;  // tier 2: left to the phases that chose it
+  }
+  steps_ += old.size();
+  if (!walk(g_.remote(c), col.lid, col.t, alt_) || alt_.size() + 1 != old.size()) return false;
+  for (uint32_t e : alt_) {
+    if (drained_[e] || (!up_[old[0]] && up_[e])) return false;
+  }
+  m.x = x;
+  m.lid = col.lid;
+  m.old = old;
+  m.now.assign(1, c);
+  m.now.insert(m.now.end(), alt_.begin(), alt_.end());
+  m.flows = flows_through(col.lid, col.t)[x];
+  return true;
+}
+
+// After m (made): the links it loaded within the limit.
+bool ShiftRepairPass::a2a_within(const Move& m) const {
+  for (uint32_t e : m.now) {
+    if (a2a_[e] > a2a_limit_) return false;
+  }
+  return true;
+}
+
+bool ShiftRepairPass::a2a_fits(const Move& m) const {
+  for (uint32_t e : m.now) {
+    if (!on_path(m.old, e) && a2a_[e] + m.flows > a2a_limit_) return false;
+  }
+  return true;
+}
+
+// The change of the excess over the shifts `via` (those whose flow crosses
+// m.x) if m were made.
+int64_t ShiftRepairPass::delta(const std::vector<uint32_t>& via, const Move& m) const {
+  int64_t d = 0;
+  for (uint32_t q : via) {
+    const uint16_t* lq = &load_[static_cast<size_t>(q) * entries_];
+    for (uint32_t e : m.old) d -= !on_path(m.now, e) && lq[e] > bound_[q] ? 1 : 0;
+    for (uint32_t e : m.now) d += !on_path(m.old, e) && lq[e] >= bound_[q] ? 1 : 0;
+  }
+  return d;
+}
+
+// Makes m (forward) or takes it back: loads, all-to-all loads, the table.
+void ShiftRepairPass::apply(const std::vector<uint32_t>& via, const Move& m, bool forward) {
+  const std::vector<uint32_t>& from = forward ? m.old : m.now;
+  const std::vector<uint32_t>& to = forward ? m.now : m.old;
+  for (uint32_t q : via) {
+    for (uint32_t e : from) {
+      if (!on_path(to, e)) add(q, e, -1);
+    }
+    for (uint32_t e : to) {
+      if (!on_path(from, e)) add(q, e, +1);
+    }
+  }
+  for (uint32_t e : from) a2a_[e] -= m.flows;
+  for (uint32_t e : to) a2a_[e] += m.flows;
+  const Lid l{static_cast<uint16_t>(m.lid)};
+  t_.set(m.x, l, g_.port(to[0]));
+  next_[static_cast<size_t>(m.lid) * n_ + m.x] = to[0];
+  through_lid_ = 0;
+}
+
+void ShiftRepairPass::record(const Move& m, std::vector<TableMove>& moves) const {
+  moves.push_back(TableMove{m.x, static_cast<uint16_t>(m.lid), g_.port(m.old[0])});
+}
+
+// The flow of shift p from grid cell src: if its path crosses a link above
+// the shift's bound, the best move among the entries of its path up to the
+// last such link, made when it lowers the excess; else the first swap of
+// two entries of one switch on that path (this flow's and one of another
+// flow of the shift through it) that lowers it.
+bool ShiftRepairPass::improve(uint32_t p, uint32_t src, std::vector<TableMove>& moves) {
+  const uint32_t dst = dst_of(src, patterns_[p]);
+  uint32_t a = 0, t = 0;
+  if (!ends(src, dst, a, t) || a == t) return false;
+  if (!walk(a, lid_[dst], t, hop_)) return false;
+  const uint16_t* lp = &load_[static_cast<size_t>(p) * entries_];
+  size_t last = hop_.size();
+  for (size_t i = 0; i < hop_.size(); ++i) {
+    if (lp[hop_[i]] > bound_[p]) last = i;
+  }
+  if (last == hop_.size()) return false;
+  load_column(dst, col_);
+  int64_t best = 0;
+  bool found = false;
+  Move m;
+  for (uint32_t i = 0; i <= last; ++i) {
+    const uint32_t x = i == 0 ? a : g_.remote(hop_[i - 1]);
+    old_.assign(hop_.begin() + i, hop_.end());
+    shifts_via(col_, x, via_);
+    for (uint32_t c = g_.begin(x); c < g_.end(x); ++c) {
+      if (!make_move(col_, x, old_, c, m) || !a2a_fits(m)) continue;
+      const int64_t d = delta(via_, m);
+      // Ties: the switch's GUID rank, then the port (entries are in port order).
+      if (d < best || (d == best && found && guid_rank_[x] < guid_rank_[best_move_.x])) {
+        best = d;
+        found = d < 0;
+        best_move_ = m;
+      }
+    }
+  }
+  if (found) {
+    shifts_via(col_, best_move_.x, via_);
+    apply(via_, best_move_, true);
+    record(best_move_, moves);
+    return true;
+  }
+  return swap(p, a, last, moves);
+}
+
+// improve()'s second try: at a switch x of the path (hop_, up to `last`),
+// this flow's entry to another port c, and the entry of another flow of
+// shift p through x that takes c to this flow's port.
+bool ShiftRepairPass::swap(uint32_t p, uint32_t a, size_t last, std::vector<TableMove>& moves) {
+  const Pattern& pattern = patterns_[p];
+  const uint32_t cells = hosts_ * rails_;
+  hot_path_ = hop_;
+  for (uint32_t i = 0; i <= last; ++i) {
+    const uint32_t x = i == 0 ? a : g_.remote(hot_path_[i - 1]);
+    const std::vector<uint32_t> old(hot_path_.begin() + i, hot_path_.end());
+    partners_.clear();
+    for (uint32_t src = 0; src < cells; ++src) {
+      const uint32_t dst = dst_of(src, pattern);
+      uint32_t a2 = 0, t2 = 0;
+      if (dst == col_.dst || !ends(src, dst, a2, t2) || a2 == t2 || !walk(a2, lid_[dst], t2, path_)) continue;
+      steps_ += path_.size() + 1;
+      for (size_t j = 0; j < path_.size(); ++j) {
+        if ((j == 0 ? a2 : g_.remote(path_[j - 1])) == x) partners_.push_back({dst, static_cast<uint32_t>(j)});
+      }
+    }
+    for (uint32_t c = g_.begin(x); c < g_.end(x) && steps_ < kMaxSteps; ++c) {
+      Move m1;
+      if (!make_move(col_, x, old, c, m1)) continue;
+      shifts_via(col_, x, via_);
+      const int64_t d1 = delta(via_, m1);
+      for (auto [dst2, j] : partners_) {
+        if (next_[static_cast<size_t>(lid_[dst2]) * n_ + x] != c) continue;
+        load_column(dst2, col2_);
+        if (!walk(x, col2_.lid, col2_.t, old2_) || old2_.empty()) continue;
+        Move m2;
+        if (!make_move(col2_, x, old2_, old[0], m2)) continue;
+        apply(via_, m1, true);
+        shifts_via(col2_, x, via2_);
+        const bool fits = a2a_fits(m2) && a2a_within(m1);
+        const int64_t d2 = delta(via2_, m2);
+        if (fits && d1 + d2 < 0) {
+          apply(via2_, m2, true);
+          record(m1, moves);
+          record(m2, moves);
+          return true;
+        }
+        apply(via_, m1, false);
+        (void)j;
+      }
+    }
+  }
+  return false;
+}
+
+// The loads of shifts [from, to), their bounds, the cells above them.
+}  // namespace railyard::routing::unicast
