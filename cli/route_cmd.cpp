@@ -93,6 +93,16 @@ void run_route(const RouteOptions& o) {
         {"unreachable_pairs", r.unreachable_pairs},
         {"drained_pairs", r.drained_pairs},
         {"switch_lids", turns_json(fabric, r)},
+        // Degraded trees: (switch, destination) choices phase B made, moves
+        // off the busiest links, and the pass over shifts (load above the
+        // rail-aligned and cross-rail shifts' bounds, summed over shifts and
+        // links, before and after it).
+        {"balancing",
+         {{"displaced_choices", r.phase_b_waiting},
+          {"busiest_link_moves", r.hot_link_moves},
+          {"shift_moves", r.shift_moves},
+          {"shift_excess_before", r.shift_excess_before},
+          {"shift_excess_after", r.shift_excess_after}}},
         {"unreachable", issues_json(fabric, r.unreachable, 1000)},
         {"through_drained", issues_json(fabric, r.through_drained, 1000)},
         {"timings_ms", {{"read", read_ms}, {"prepare", prep_ms}, {"route", route_ms}, {"write", write_ms}}},
@@ -103,13 +113,18 @@ void run_route(const RouteOptions& o) {
                  "railyard route: %u switches, %u CA ports, %u LIDs%s; ranking: %s (%u levels, %u roots)\n"
                  "  unreachable CA pairs: %llu; pairs through drained links: %llu\n"
                  "  switch-LID entries: %llu through the turn switch, %llu repaired, %llu still empty\n"
+                 "  balancing: %llu choices displaced, %u moves off the busiest links, %u for the shifts (load above "
+                 "their bounds %llu -> %llu)\n"
                  "  read %.1f ms, prepare %.1f ms, route %.1f ms, write %.1f ms\n",
                  r.switches, r.ca_ports, r.lids_routed, assigned ? " (LIDs assigned by railyard)" : "",
                  std::string(routing::to_string(r.ranking)).c_str(), r.levels, r.roots,
                  static_cast<unsigned long long>(r.unreachable_pairs), static_cast<unsigned long long>(r.drained_pairs),
                  static_cast<unsigned long long>(r.switch_entries_turned),
                  static_cast<unsigned long long>(r.switch_entries_repaired),
-                 static_cast<unsigned long long>(r.switch_entries_empty), read_ms, prep_ms, route_ms, write_ms);
+                 static_cast<unsigned long long>(r.switch_entries_empty),
+                 static_cast<unsigned long long>(r.phase_b_waiting), r.hot_link_moves, r.shift_moves,
+                 static_cast<unsigned long long>(r.shift_excess_before),
+                 static_cast<unsigned long long>(r.shift_excess_after), read_ms, prep_ms, route_ms, write_ms);
     for (size_t i = 0; i < r.unreachable.size() && i < 10; ++i) {
       const auto& u = r.unreachable[i];
       std::fprintf(stderr, "  unreachable: LID %u (%s) from %u CA ports, e.g. %s\n", u.lid.value,
