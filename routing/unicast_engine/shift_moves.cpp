@@ -176,16 +176,16 @@ bool ShiftRepairPass::swap(uint32_t p, uint32_t a, size_t last, std::vector<Tabl
       uint32_t a2 = 0, t2 = 0;
       if (dst == col_.dst || !ends(src, dst, a2, t2) || a2 == t2 || !walk(a2, lid_[dst], t2, path_)) continue;
       steps_ += path_.size() + 1;
-      for (size_t j = 0; j < path_.size(); ++j) {
-        if ((j == 0 ? a2 : g_.remote(path_[j - 1])) == x) partners_.push_back({dst, static_cast<uint32_t>(j)});
-      }
+      bool through = a2 == x;
+      for (size_t j = 0; j + 1 < path_.size() && !through; ++j) through = g_.remote(path_[j]) == x;
+      if (through) partners_.push_back(dst);
     }
     for (uint32_t c = g_.begin(x); c < g_.end(x) && steps_ < kMaxSteps; ++c) {
       Move m1;
       if (!make_move(col_, x, old, c, m1)) continue;
       shifts_via(col_, x, via_);
       const int64_t d1 = delta(via_, m1);
-      for (auto [dst2, j] : partners_) {
+      for (uint32_t dst2 : partners_) {
         if (next_[static_cast<size_t>(lid_[dst2]) * n_ + x] != c) continue;
         load_column(dst2, col2_);
         if (!walk(x, col2_.lid, col2_.t, old2_) || old2_.empty()) continue;
@@ -202,12 +202,10 @@ bool ShiftRepairPass::swap(uint32_t p, uint32_t a, size_t last, std::vector<Tabl
           return true;
         }
         apply(via_, m1, false);
-        (void)j;
       }
     }
   }
   return false;
 }
 
-// The loads of shifts [from, to), their bounds, the cells above them.
 }  // namespace railyard::routing::unicast

@@ -134,7 +134,7 @@ class ShiftRepairPass {
   uint32_t through_lid_ = 0;
   uint64_t steps_ = 0;
   std::vector<uint32_t> path_, hop_, alt_, old_, old2_, hot_path_, via_, via2_;
-  std::vector<std::pair<uint32_t, uint32_t>> partners_;  // swap's: (destination cell, position of x on its path)
+  std::vector<uint32_t> partners_;  // swap's: the destination cells of the shift's other flows through x
   Column col_, col2_;
   Move best_move_;
 };
