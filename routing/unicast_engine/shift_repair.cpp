@@ -261,6 +261,9 @@ ShiftRepair ShiftRepairPass::run(std::vector<TableMove>& moves) {
   for (uint32_t a : at_) {
     if (a != kNone) leaf[a] = 1;
   }
+  // The bounds count flows per pair of leaves (a leaves x leaves array):
+  // past 2,048 leaves the pass does not run.
+  if (std::count(leaf.begin(), leaf.end(), uint8_t{1}) > kMaxLeaves) return out;
   bounds_.emplace(g_, rk_, up_, drained_, leaf);
   bound_.assign(np, 1);
   hot_.assign(np, 0);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -18,6 +19,7 @@ class ShiftRepairPass {
   static constexpr uint32_t kMaxHops = 16;
   static constexpr uint64_t kMaxCells = uint64_t{1} << 24;
   static constexpr uint64_t kMaxSteps = uint64_t{1} << 23;
+  static constexpr std::ptrdiff_t kMaxLeaves = 2048;
 
   ShiftRepairPass(const Fabric& fabric, const SwitchGraph& graph, const Ranking& ranking, const RoutingOptions& options,
                   ForwardingTables& tables, std::vector<uint16_t>* storage)
