@@ -180,10 +180,10 @@ bool ShiftRepairPass::swap(uint32_t p, uint32_t a, size_t last, std::vector<Tabl
       for (size_t j = 0; j + 1 < path_.size() && !through; ++j) through = g_.remote(path_[j]) == x;
       if (through) partners_.push_back(dst);
     }
+    shifts_via(col_, x, via_);  // each m1 below is taken back before the next
     for (uint32_t c = g_.begin(x); c < g_.end(x) && steps_ < kMaxSteps; ++c) {
       Move m1;
       if (!make_move(col_, x, old, c, m1)) continue;
-      shifts_via(col_, x, via_);
       const int64_t d1 = delta(via_, m1);
       for (uint32_t dst2 : partners_) {
         if (next_[static_cast<size_t>(lid_[dst2]) * n_ + x] != c) continue;

@@ -42,13 +42,11 @@ void ShiftRepairPass::build_graph() {
   ports_.assign(n_ + 1, 0);
   for (uint32_t s = 0; s < n_; ++s) ports_[s + 1] = ports_[s] + f_.node(g_.node(s)).num_ports + 1u;
   port_entry_.assign(ports_[n_], kNone);
-  owner_.assign(entries_, 0);
   up_.assign(entries_, 0);
   drained_.assign(entries_, 0);
   for (uint32_t s = 0; s < n_; ++s) {
     for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
       port_entry_[ports_[s] + g_.port(e)] = e;
-      owner_[e] = s;
       up_[e] = rk_.up(s, g_.remote(e)) ? 1 : 0;
       const LinkId l = g_.link(e);
       drained_[e] = l.value() < o_.drained.size() && o_.drained[l.value()] != 0 ? 1 : 0;
@@ -237,7 +235,6 @@ ShiftRepair ShiftRepairPass::run(std::vector<TableMove>& moves) {
   lid_.assign(cells, 0);
   at_.assign(cells, kNone);
   live_.assign(cells, 0);
-  cell_of_lid_.assign(t_.num_lids(), kNone);
   for (uint32_t c = 0; c < cells; ++c) {
     const Lid l = o_.shift_grid[c];
     if (!l.valid() || l.value >= t_.num_lids()) continue;
@@ -248,7 +245,6 @@ ShiftRepair ShiftRepairPass::run(std::vector<TableMove>& moves) {
     lid_[c] = l.value;
     at_[c] = g_.switch_index(f_.port(leaf_port).node);
     live_[c] = g_.attach_switch(owner) != kNone ? 1 : 0;
-    cell_of_lid_[l.value] = c;
   }
   lids_ = t_.num_lids();
   next_.resize(static_cast<size_t>(n_) * lids_);
@@ -296,8 +292,6 @@ ShiftRepair ShiftRepairPass::run(std::vector<TableMove>& moves) {
     excess[0] = excess[1] = 0;
     both(false, true);
   }
-  out.ran = true;
-  out.patterns = np;
   out.excess_before = excess_;
   if (excess_ != 0) {
     all_to_all_loads();

@@ -14,9 +14,8 @@
 namespace railyard::routing::unicast {
 
 // What the pass did (the route's report carries it).
+// (All 0 where the pass did not run: no grid, or a fabric past its size.)
 struct ShiftRepair {
-  bool ran = false;  // false: no grid, or a fabric over the size the pass takes on
-  uint32_t patterns = 0;     // shifts judged
   uint64_t excess_before = 0;  // sum over shifts and links of the load above the shift's bound
   uint64_t excess_after = 0;
   uint32_t moves = 0;

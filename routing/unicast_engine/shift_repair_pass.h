@@ -111,12 +111,11 @@ class ShiftRepairPass {
   std::vector<uint16_t>* storage_;
 
   uint32_t n_ = 0, entries_ = 0;
-  std::vector<uint32_t> ports_, port_entry_, owner_, guid_rank_;
+  std::vector<uint32_t> ports_, port_entry_, guid_rank_;
   std::vector<uint8_t> up_, drained_;
   uint32_t hosts_ = 0, rails_ = 0;
   std::vector<uint32_t> lid_, at_;  // per grid cell: CA LID (0 absent), the switch it is cabled to
   std::vector<uint8_t> live_;       // per grid cell: its cable is up
-  std::vector<uint32_t> cell_of_lid_;
   std::vector<Pattern> patterns_;
   std::vector<uint16_t> load_;  // [pattern * entries + entry]
   std::vector<uint32_t> bound_, hot_;
