@@ -25,19 +25,8 @@
 //    connected component (a CA behind a dead leaf or cable is out).
 //    Permutations (shifts): F = flows leaving G, and again flows entering G,
 //    over connectable pairs only. Bound = max over groups, at least 1.
-//  - Permutations also get the spines' bound, which the cuts miss where a
-//    spine lost up links that the leaves below it cannot all avoid. If no
-//    link carries more than b flows, a leaf L with C flows toward leaves not
-//    below its parent s (below = reachable from s going only down) sends at
-//    least C - b x (L's links not to s) of them through s, and each of those
-//    must leave s over one of its up links (from s, going down reaches only
-//    leaves below it, and up*/down* cannot climb again); summed over s's
-//    leaves they must fit in b x s's up links. Flows entering L from
-//    sources not below s likewise come down through s. The bound is raised
-//    until every spine fits. (A spine whose every up link went to a core
-//    that died: each leaf below it sends all its flows out of the pod over
-//    its other links, at least 2 on one when the leaf sends as many flows
-//    as it has links; the cuts say 1.)
+//  - Permutations also get the spines' bound (spines_bound.h), which the
+//    cuts miss where a spine lost up links its leaves cannot all avoid.
 //  - Legal connectivity: leaves a and b can be connected by an up*/down*
 //    route iff some switch is reachable going only up (to a strictly higher
 //    level) from both, over live links (drained ones included: the engine
@@ -59,6 +48,7 @@
 #include "routing/fabric.h"
 #include "routing/lft.h"
 #include "routing/rails.h"
+#include "tests/routing/spines_bound.h"
 
 namespace railyard::routing::test {
 
@@ -195,7 +185,10 @@ class CutOracle {
     build_components();
     build_groups();
     build_updown();
-    build_spines();
+    std::vector<SpinesBound::Link> links;
+    links.reserve(adj_.size());
+    for (const Adjacent& a : adj_) links.push_back({a.from, a.to, drained_[a.link.value()] != 0});
+    spines_ = SpinesBound(level_, links);
   }
 
   const Fabric& fabric() const { return f_; }
@@ -260,7 +253,15 @@ class CutOracle {
   // The permutation bound: the cuts', raised by the spines' (header).
   uint64_t flows_bound(const std::vector<Flow>& flows) const {
     const uint64_t bound = cuts_bound(flows);
-    return std::max(bound, spines_bound(flows, bound));
+    std::vector<uint64_t> pairs;  // (leaf, leaf) of every connectable flow between two leaves
+    pairs.reserve(flows.size());
+    for (const Flow& fl : flows) {
+      uint32_t a = ca_of_port_[fl.src.value()], b = ca_of_port_[fl.dst.value()];
+      if (a == kNone || b == kNone || a == b) continue;
+      uint32_t sa = cas_[a].sw, sb = cas_[b].sw;
+      if (sa != sb && connectable(sa, sb)) pairs.push_back(uint64_t{sa} << 32 | sb);
+    }
+    return spines_.raise(std::move(pairs), bound, flows.size());
   }
 
   AllToAllLoad all_to_all(const ForwardingTables& t) const {
@@ -635,113 +636,6 @@ class CutOracle {
     }
   }
 
-  // The spines' bound of a permutation (see the header), from `bound` up.
-  uint64_t spines_bound(const std::vector<Flow>& flows, uint64_t bound) const {
-    if (spine_edges_.empty()) return bound;
-    std::vector<uint64_t> out(spine_edges_.size(), 0), in(spine_edges_.size(), 0);
-    bool any = false;
-    // A permutation sends a leaf's flows to a few leaves: pairs first.
-    std::vector<uint64_t> pairs;
-    pairs.reserve(flows.size());
-    for (const Flow& fl : flows) {
-      uint32_t a = ca_of_port_[fl.src.value()], b = ca_of_port_[fl.dst.value()];
-      if (a == kNone || b == kNone || a == b) continue;
-      uint32_t sa = cas_[a].sw, sb = cas_[b].sw;
-      if (sa != sb && connectable(sa, sb)) pairs.push_back(uint64_t{sa} << 32 | sb);
-    }
-    std::sort(pairs.begin(), pairs.end());
-    for (size_t i = 0; i < pairs.size();) {
-      size_t j = i;
-      while (j < pairs.size() && pairs[j] == pairs[i]) ++j;
-      const uint32_t sa = static_cast<uint32_t>(pairs[i] >> 32), sb = static_cast<uint32_t>(pairs[i]);
-      const uint64_t n = j - i;
-      for (uint32_t k = edges_of_[sa]; k < edges_of_[sa + 1]; ++k) {
-        if (!is_below(spine_edges_[k].spine, sb)) any = true, out[k] += n;
-      }
-      for (uint32_t k = edges_of_[sb]; k < edges_of_[sb + 1]; ++k) {
-        if (!is_below(spine_edges_[k].spine, sa)) any = true, in[k] += n;
-      }
-      i = j;
-    }
-    if (!any) return bound;
-    const uint32_t num_sw = static_cast<uint32_t>(level_.size());
-    std::vector<uint64_t> need_out(num_sw), need_in(num_sw);
-    // (A link carries at most every flow: b stops there whatever the spines.)
-    for (uint64_t b = std::max<uint64_t>(bound, 1);; ++b) {
-      if (b >= flows.size()) return b;
-      std::fill(need_out.begin(), need_out.end(), 0);
-      std::fill(need_in.begin(), need_in.end(), 0);
-      for (uint32_t i = 0; i < spine_edges_.size(); ++i) {
-        const SpineEdge& e = spine_edges_[i];
-        const uint64_t elsewhere = b * (leaf_links_[e.leaf] - e.links);
-        if (out[i] > elsewhere) need_out[e.spine] += out[i] - elsewhere;
-        if (in[i] > elsewhere) need_in[e.spine] += in[i] - elsewhere;
-      }
-      bool fits = true;
-      for (uint32_t s = 0; s < num_sw && fits; ++s) fits = need_out[s] <= b * spine_ups_[s] && need_in[s] <= b * spine_ups_[s];
-      if (fits) return b;
-    }
-  }
-
-  // Per leaf its parents (spine, links), its switch links; per spine its up
-  // links and the leaves below it. Usable links as for the groups.
-  void build_spines() {
-    const uint32_t num_sw = static_cast<uint32_t>(level_.size());
-    std::vector<std::vector<std::pair<uint32_t, LinkId>>> nbr(num_sw);
-    for (const Adjacent& a : adj_) nbr[a.from].push_back({a.to, a.link});
-    auto usable = [&](uint32_t s, auto&& keep) {
-      uint64_t clean = 0, all = 0;
-      for (auto [t, link] : nbr[s]) {
-        if (!keep(t)) continue;
-        ++all;
-        clean += drained_[link.value()] ? 0 : 1;
-      }
-      return clean ? clean : all;
-    };
-    leaf_links_.assign(num_sw, 0);
-    spine_ups_.assign(num_sw, 0);
-    edges_of_.assign(num_sw + 1, 0);
-    for (uint32_t s = 0; s < num_sw; ++s) {
-      edges_of_[s] = static_cast<uint32_t>(spine_edges_.size());
-      if (level_[s] == 2) spine_ups_[s] = usable(s, [&](uint32_t t) { return level_[t] > 2; });
-      if (level_[s] != 1) continue;
-      leaf_links_[s] = usable(s, [](uint32_t) { return true; });
-      std::vector<uint32_t> spines;
-      for (auto [t, link] : nbr[s]) {
-        if (level_[t] == 2 && std::find(spines.begin(), spines.end(), t) == spines.end()) spines.push_back(t);
-      }
-      std::sort(spines.begin(), spines.end());
-      for (uint32_t t : spines) {
-        const uint64_t links = usable(s, [&](uint32_t x) { return x == t; });
-        spine_edges_.push_back({s, t, std::min<uint64_t>(links, leaf_links_[s])});
-      }
-    }
-    edges_of_[num_sw] = static_cast<uint32_t>(spine_edges_.size());
-    below_bits_.assign(static_cast<size_t>(num_sw) * words_, 0);
-    std::vector<uint32_t> stack;
-    std::vector<uint32_t> seen(num_sw, kNone);
-    for (uint32_t s = 0; s < num_sw; ++s) {
-      if (level_[s] != 2) continue;
-      uint64_t* bits = &below_bits_[static_cast<size_t>(s) * words_];
-      stack.assign(1, s);
-      seen[s] = s;
-      while (!stack.empty()) {
-        uint32_t x = stack.back();
-        stack.pop_back();
-        bits[x / 64] |= uint64_t{1} << (x % 64);
-        for (auto [t, link] : nbr[x]) {
-          if (level_[t] < level_[x] && seen[t] != s) {
-            seen[t] = s;
-            stack.push_back(t);
-          }
-        }
-      }
-    }
-  }
-  bool is_below(uint32_t spine, uint32_t leaf) const {
-    return (below_bits_[static_cast<size_t>(spine) * words_ + leaf / 64] >> (leaf % 64)) & 1;
-  }
-
   // Up-closure of every switch with CAs, as bits over switches.
   void build_updown() {
     const uint32_t num_sw = static_cast<uint32_t>(level_.size());
@@ -790,14 +684,7 @@ class CutOracle {
   std::vector<uint32_t> group_of_[2];
   uint32_t words_ = 0;
   std::vector<uint64_t> up_bits_;
-  struct SpineEdge {
-    uint32_t leaf = 0, spine = 0;
-    uint64_t links = 0;  // usable links between them
-  };
-  std::vector<SpineEdge> spine_edges_;  // by leaf, then spine
-  std::vector<uint32_t> edges_of_;      // per switch: its first spine edge
-  std::vector<uint64_t> leaf_links_, spine_ups_;
-  std::vector<uint64_t> below_bits_;    // per spine, bits over switches (words_ wide)
+  SpinesBound spines_;
 };
 
 }  // namespace railyard::routing::test
