@@ -7,9 +7,9 @@
 // going only down) sends at least C - b x (L's links not to s) of them
 // through s, and each of those must leave s over one of its up links (from
 // s, going down reaches only leaves below it, and up*/down* cannot climb
-// again); summed over s's leaves they must fit in b x s's up links. Flows entering L from
-// sources not below s likewise come down through s. The bound is raised
-// until every spine fits. (A spine whose every up link went to a core
+// again); summed over s's leaves they must fit in b x s's up links. Flows
+// entering L from sources not below s likewise come down through s. The
+// bound is raised until every spine fits. (A spine whose every up link went to a core
 // that died: each leaf below it sends all its flows out of the pod over
 // its other links, at least 2 on one when the leaf sends as many flows
 // as it has links; the cuts say 1.)
