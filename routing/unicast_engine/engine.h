@@ -135,6 +135,8 @@ class Engine {
   // After flush(): moves single (switch, destination) choices off the
   // busiest links while that lowers them (hot_links.cpp); appends each move.
   void relieve_hot_links(std::vector<TableMove>& moves);
+  // Per switch: the rank of its GUID (ties the passes break without the node order).
+  std::span<const uint32_t> guid_ranks() const { return guid_rank_; }
   uint32_t targets_touched() const { return targets_touched_; }
   uint32_t columns_recomputed() const { return columns_recomputed_; }
   uint32_t columns_patched() const { return columns_patched_; }

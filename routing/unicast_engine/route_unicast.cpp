@@ -262,8 +262,9 @@ Result<RoutingResult> route_lanes(const Fabric& fabric, const RoutingOptions& op
     // leaving moves no other entry: the pass over shifts repairs what the
     // displaced flows did.
     if (out.report.phase_b_waiting != 0 || !moves.empty()) {
-      const unicast::ShiftRepair shifts = unicast::repair_shifts(fabric, graph, ranking, options, out.tables, moves,
-                                                                 memo != nullptr ? &memo->shift_loads : nullptr);
+      const unicast::ShiftRepair shifts =
+          unicast::repair_shifts(fabric, graph, ranking, records, engines[0]->guid_ranks(), options, out.tables,
+                                 moves, memo != nullptr ? &memo->shift_loads : nullptr);
       out.report.shift_moves = shifts.moves;
       out.report.shift_excess_before = shifts.excess_before;
       out.report.shift_excess_after = shifts.excess_after;

@@ -2,14 +2,14 @@
 
 namespace railyard::routing::unicast {
 
-ShiftBounds::ShiftBounds(const SwitchGraph& g, const Ranking& ranking, std::span<const uint8_t> up,
-                         std::span<const uint8_t> drained, std::span<const uint8_t> leaf) {
+ShiftBounds::ShiftBounds(const SwitchGraph& g, const Ranking& ranking, std::span<const Entry> ent,
+                         std::span<const uint8_t> leaf) {
   auto usable = [&](uint32_t s, bool up_only) {
     uint32_t clean = 0, all = 0;
     for (uint32_t e = g.begin(s); e < g.end(s); ++e) {
-      if (up_only && !up[e]) continue;
+      if (up_only && !ent[e].up) continue;
       ++all;
-      clean += drained[e] ? 0 : 1;
+      clean += ent[e].drained ? 0 : 1;
     }
     return clean ? clean : all;
   };
@@ -54,7 +54,7 @@ ShiftBounds::ShiftBounds(const SwitchGraph& g, const Ranking& ranking, std::span
         for (uint32_t e = g.begin(x); e < g.end(x); ++e) {
           if (pod_of_[g.remote(e)] == pod) continue;
           ++all;
-          clean += drained[e] ? 0 : 1;
+          clean += ent[e].drained ? 0 : 1;
         }
       }
       pod_cap_[pod] = clean ? clean : all;
@@ -68,7 +68,7 @@ ShiftBounds::ShiftBounds(const SwitchGraph& g, const Ranking& ranking, std::span
   for (uint32_t i = 0; i < nl; ++i) {
     const uint32_t s = leaves[i];
     for (uint32_t e = g.begin(s); e < g.end(s); ++e) {
-      if (!up[e]) continue;
+      if (!ent[e].up) continue;
       const uint32_t q = g.remote(e);
       if (index_of[q] == kNone) {
         index_of[q] = static_cast<uint32_t>(parents.size());
@@ -98,7 +98,7 @@ ShiftBounds::ShiftBounds(const SwitchGraph& g, const Ranking& ranking, std::span
       stack.pop_back();
       if (leaf_of_[x] != kNone) below_[static_cast<size_t>(j) * words_ + leaf_of_[x] / 64] |= uint64_t{1} << (leaf_of_[x] % 64);
       for (uint32_t e = g.begin(x); e < g.end(x); ++e) {
-        if (up[e] || seen[g.remote(e)] == j) continue;
+        if (ent[e].up || seen[g.remote(e)] == j) continue;
         seen[g.remote(e)] = j;
         stack.push_back(g.remote(e));
       }

@@ -20,16 +20,17 @@
 
 #include "routing/ranking.h"
 #include "routing/switch_graph.h"
+#include "routing/unicast_engine/incremental.h"
 
 namespace railyard::routing::unicast {
 
 class ShiftBounds {
  public:
   static constexpr uint32_t kNone = UINT32_MAX;
-  // Per graph entry: `up` (the ranking's direction), `drained`; per switch:
-  // `leaf` (a CA is cabled to it).
-  ShiftBounds(const SwitchGraph& graph, const Ranking& ranking, std::span<const uint8_t> up,
-              std::span<const uint8_t> drained, std::span<const uint8_t> leaf);
+  // `ent`: per graph entry its direction and drain (EntryRecords::ent);
+  // `leaf`: per switch, a CA is cabled to it.
+  ShiftBounds(const SwitchGraph& graph, const Ranking& ranking, std::span<const Entry> ent,
+              std::span<const uint8_t> leaf);
 
   // One shift's flows, counted (one per thread).
   struct Counts {

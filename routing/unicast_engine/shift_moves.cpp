@@ -47,14 +47,14 @@ void ShiftRepairPass::shifts_via(const Column& col, uint32_t x, std::vector<uint
 // direction, undrained, whose path is as long, undrained, and all down when
 // x went down. Fills m.
 bool ShiftRepairPass::make_move(const Column& col, uint32_t x, const std::vector<uint32_t>& old, uint32_t c, Move& m) {
-  if (old.empty() || c == old[0] || up_[c] != up_[old[0]] || drained_[c]) return false;
+  if (old.empty() || c == old[0] || rec_.ent[c].up != rec_.ent[old[0]].up || rec_.ent[c].drained) return false;
   for (uint32_t e : old) {
-    if (drained_[e]) return false;  // tier 2: left to the phases that chose it
+    if (rec_.ent[e].drained) return false;  // tier 2: left to the phases that chose it
   }
   steps_ += old.size();
   if (!walk(g_.remote(c), col.lid, col.t, alt_) || alt_.size() + 1 != old.size()) return false;
   for (uint32_t e : alt_) {
-    if (drained_[e] || (!up_[old[0]] && up_[e])) return false;
+    if (rec_.ent[e].drained || (!rec_.ent[old[0]].up && rec_.ent[e].up)) return false;
   }
   m.x = x;
   m.lid = col.lid;

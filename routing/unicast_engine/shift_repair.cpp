@@ -29,36 +29,12 @@
 #include "routing/unicast_engine/shift_repair.h"
 
 #include <algorithm>
-#include <numeric>
 #include <thread>
 
 #include "routing/unicast_engine/shift_repair_pass.h"
 
 namespace railyard::routing::unicast {
 
-void ShiftRepairPass::build_graph() {
-  n_ = g_.num_switches();
-  entries_ = g_.num_entries();
-  ports_.assign(n_ + 1, 0);
-  for (uint32_t s = 0; s < n_; ++s) ports_[s + 1] = ports_[s] + f_.node(g_.node(s)).num_ports + 1u;
-  port_entry_.assign(ports_[n_], kNone);
-  up_.assign(entries_, 0);
-  drained_.assign(entries_, 0);
-  for (uint32_t s = 0; s < n_; ++s) {
-    for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) {
-      port_entry_[ports_[s] + g_.port(e)] = e;
-      up_[e] = rk_.up(s, g_.remote(e)) ? 1 : 0;
-      const LinkId l = g_.link(e);
-      drained_[e] = l.value() < o_.drained.size() && o_.drained[l.value()] != 0 ? 1 : 0;
-    }
-  }
-  std::vector<uint32_t> by_guid(n_);
-  std::iota(by_guid.begin(), by_guid.end(), 0u);
-  std::sort(by_guid.begin(), by_guid.end(),
-            [&](uint32_t a, uint32_t b) { return f_.node(g_.node(a)).guid < f_.node(g_.node(b)).guid; });
-  guid_rank_.assign(n_, 0);
-  for (uint32_t i = 0; i < n_; ++i) guid_rank_[by_guid[i]] = i;
-}
 
 // The entries from switch x to the target switch t of `lid`, as the tables
 // have them; false if they do not arrive.
@@ -230,7 +206,8 @@ ShiftRepair ShiftRepairPass::run(std::vector<TableMove>& moves) {
   }
   const uint32_t np = static_cast<uint32_t>(patterns_.size());
   if (uint64_t{np} * g_.num_entries() > kMaxCells || g_.num_entries() == 0) return out;
-  build_graph();
+  n_ = g_.num_switches();
+  entries_ = g_.num_entries();
   const uint32_t cells = hosts_ * rails_;
   lid_.assign(cells, 0);
   at_.assign(cells, kNone);
@@ -260,7 +237,7 @@ ShiftRepair ShiftRepairPass::run(std::vector<TableMove>& moves) {
   // The bounds count flows per pair of leaves (a leaves x leaves array):
   // past 2,048 leaves the pass does not run.
   if (std::count(leaf.begin(), leaf.end(), uint8_t{1}) > kMaxLeaves) return out;
-  bounds_.emplace(g_, rk_, up_, drained_, leaf);
+  bounds_.emplace(g_, rk_, rec_.ent, leaf);
   bound_.assign(np, 1);
   hot_.assign(np, 0);
   // The shifts' bounds and loads in two threads (each its own shifts), as
@@ -321,9 +298,10 @@ ShiftRepair ShiftRepairPass::run(std::vector<TableMove>& moves) {
 }
 
 ShiftRepair repair_shifts(const Fabric& fabric, const SwitchGraph& graph, const Ranking& ranking,
+                          const EntryRecords& records, std::span<const uint32_t> guid_rank,
                           const RoutingOptions& options, ForwardingTables& tables, std::vector<TableMove>& moves,
                           std::vector<uint16_t>* storage) {
-  ShiftRepairPass r(fabric, graph, ranking, options, tables, storage);
+  ShiftRepairPass r(fabric, graph, ranking, records, guid_rank, options, tables, storage);
   ShiftRepair out = r.run(moves);
   r.keep_storage();
   return out;

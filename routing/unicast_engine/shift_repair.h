@@ -2,6 +2,7 @@
 // pass over the rail-aligned and cross-rail shifts (shift_repair.cpp).
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include "routing/fabric.h"
@@ -27,7 +28,9 @@ struct ShiftRepair {
 // bounds and keeps every link's all-to-all load under the pass's limit.
 // Appends each move (its old port) to `moves`. `storage`: the loads'
 // storage of an earlier route (RouteMemo::shift_loads), taken and given back.
+// `records` and `guid_rank` are the engines' (EntryRecords, Engine::guid_ranks).
 ShiftRepair repair_shifts(const Fabric& fabric, const SwitchGraph& graph, const Ranking& ranking,
+                          const EntryRecords& records, std::span<const uint32_t> guid_rank,
                           const RoutingOptions& options, ForwardingTables& tables, std::vector<TableMove>& moves,
                           std::vector<uint16_t>* storage = nullptr);
 

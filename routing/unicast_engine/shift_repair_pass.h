@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "routing/unicast_engine/shift_bounds.h"
@@ -21,9 +22,13 @@ class ShiftRepairPass {
   static constexpr uint64_t kMaxSteps = uint64_t{1} << 23;
   static constexpr std::ptrdiff_t kMaxLeaves = 2048;
 
-  ShiftRepairPass(const Fabric& fabric, const SwitchGraph& graph, const Ranking& ranking, const RoutingOptions& options,
-                  ForwardingTables& tables, std::vector<uint16_t>* storage)
-      : f_(fabric), g_(graph), rk_(ranking), o_(options), t_(tables), storage_(storage) {}
+  // `records`, `guid_rank`: the engines' (per entry its direction and
+  // drain, per port its entry; per switch its GUID's rank).
+  ShiftRepairPass(const Fabric& fabric, const SwitchGraph& graph, const Ranking& ranking, const EntryRecords& records,
+                  std::span<const uint32_t> guid_rank, const RoutingOptions& options, ForwardingTables& tables,
+                  std::vector<uint16_t>* storage)
+      : f_(fabric), g_(graph), rk_(ranking), rec_(records), guid_rank_(guid_rank), o_(options), t_(tables),
+        storage_(storage) {}
 
   ShiftRepair run(std::vector<TableMove>& moves);
   // The loads' storage back to the caller's, for the next route.
@@ -69,10 +74,9 @@ class ShiftRepairPass {
     return a != kNone && t != kNone;
   }
 
-  void build_graph();
   bool walk(uint32_t x, uint32_t lid, uint32_t t, std::vector<uint32_t>& out) const;
   uint32_t entry_at(uint32_t s, uint8_t port) const {
-    return port < ports_[s + 1] - ports_[s] ? port_entry_[ports_[s] + port] : kNone;
+    return port < rec_.port_stride ? rec_.port_entry[static_cast<size_t>(s) * rec_.port_stride + port] : kNone;
   }
   void cache_paths();
   void load_shifts(uint32_t from, uint32_t to, ShiftBounds::Counts* counts, bool store, uint64_t& excess);
@@ -106,13 +110,13 @@ class ShiftRepairPass {
   const Fabric& f_;
   const SwitchGraph& g_;
   const Ranking& rk_;
+  const EntryRecords& rec_;
+  std::span<const uint32_t> guid_rank_;
   const RoutingOptions& o_;
   ForwardingTables& t_;
   std::vector<uint16_t>* storage_;
 
   uint32_t n_ = 0, entries_ = 0;
-  std::vector<uint32_t> ports_, port_entry_, guid_rank_;
-  std::vector<uint8_t> up_, drained_;
   uint32_t hosts_ = 0, rails_ = 0;
   std::vector<uint32_t> lid_, at_;  // per grid cell: CA LID (0 absent), the switch it is cabled to
   std::vector<uint8_t> live_;       // per grid cell: its cable is up
