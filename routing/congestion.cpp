@@ -4,7 +4,6 @@
 #include <random>
 
 #include "routing/hop_resolver.h"
-#include "routing/natural_order.h"
 #include "routing/switch_graph.h"
 
 namespace railyard::routing {

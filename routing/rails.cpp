@@ -1,7 +1,5 @@
 #include "routing/rails.h"
 
-#include "routing/natural_order.h"
-
 #include <algorithm>
 #include <cassert>
 #include <cstdio>
@@ -10,6 +8,8 @@
 #include <string_view>
 #include <unordered_map>
 #include <utility>
+
+#include "routing/natural_order.h"
 
 namespace railyard::routing {
 

@@ -108,8 +108,6 @@ void ShiftRepairPass::all_to_all_loads() {
   a2a_limit_ = std::max(most, own + own / 32);
 }
 
-
-
 // The path of every flow the shifts have, by (source switch, destination
 // cell): a destination's sources are the cells of its own rail and of the
 // rail before it, on a few leaves, so each path is walked once, not once
