@@ -259,7 +259,7 @@ TEST(ShiftFeasibility, NoTableThatMovesOnlyTheCrossedRoutesKeepsEveryShiftAtItsB
   }
 }
 
-// CutOracle's spines' bound (cut_oracle.h) is the least any table reaches
+// CutOracle's spines' bound (spines_bound.h) is the least any table reaches
 // where it raises the cuts': a 3-level ROFT of radix 8 and 20 CAs with a
 // core down, whose spines of that plane lost every up link (the pods are
 // not full). On each shift it raises, no table of minimal legal routes
