@@ -165,6 +165,7 @@ class Engine {
   void sort_into_rings(const RoutingOptions& options, std::vector<uint32_t>& leaves) const;
   void route_destination_flows(uint32_t t, uint32_t slot);
   void defer_or_route(uint32_t x);
+  void wait(uint32_t x);
   void mark_nominal(uint32_t x);
   void prepare_template();
   void route_leaves(uint32_t t, uint32_t slot);
@@ -190,7 +191,7 @@ class Engine {
   static constexpr uint64_t kExact = UINT64_MAX;
   PathCost path_cost(uint32_t y, uint32_t add, uint32_t depth, uint64_t fit);
   bool table_path(uint32_t x, uint32_t t, Lid lid, std::vector<uint32_t>& out) const;
-  const PathCost& down_chain(uint32_t y, uint32_t add);
+  PathCost down_chain(uint32_t y, uint32_t add);
 
   // incremental.cpp
   void save_modes(uint32_t t);
@@ -428,10 +429,6 @@ class Engine {
   std::vector<uint32_t> down_stamp_, down_nom_;  // per switch: the chain's down entry (stamp_)
   std::vector<uint32_t> nom_;                     // per switch: nominal_up (this destination)
   std::vector<PathCost> cost_;                    // choose_up's scratch: per candidate
-  // down_chain's memo, per switch, valid for one choose_up (chain_epoch_).
-  std::vector<uint32_t> chain_stamp_, chain_add_;
-  std::vector<PathCost> chain_cost_;
-  uint32_t chain_epoch_ = 0;
   std::vector<uint32_t> fed_;  // per switch: a waiting switch may send it flows (stamp_)
   std::vector<uint32_t> leaf_waits_;     // per leaf: it waits for phase B (stamp_; ranked from the CAs)
   std::span<const uint8_t> leaf_children_;

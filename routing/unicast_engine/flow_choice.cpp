@@ -23,7 +23,7 @@ PathCost Engine::path_cost(uint32_t y, uint32_t add, uint32_t depth, uint64_t fi
   PathCost c;
   while (y != target_) {
     if (is_down(st_[y].mode)) {  // down to the target: one chain
-      const PathCost& d = down_chain(y, add);
+      const PathCost d = down_chain(y, add);
       c.max = std::max(c.max, d.max);
       c.sum += d.sum;
       return c;
@@ -60,23 +60,17 @@ PathCost Engine::path_cost(uint32_t y, uint32_t add, uint32_t depth, uint64_t fi
 }
 
 // The cost of the way down from a down-going switch to the target with
-// `add` more flows: its links' loads plus add. Remembered per switch for
-// the current choose_up (loads do not change within one), so the switches
-// above that all come down through the same one walk it once.
-const PathCost& Engine::down_chain(uint32_t y, uint32_t add) {
-  if (chain_stamp_[y] == chain_epoch_ && chain_add_[y] == add) return chain_cost_[y];
+// `add` more flows: its links' loads plus add. A chain is a link or two
+// (three levels): walked afresh each time, which costs less than keeping it.
+PathCost Engine::down_chain(uint32_t y, uint32_t add) {
   PathCost c;
-  if (y != target_) {
+  while (y != target_) {
     const uint32_t e = down_pick(y);
-    if (e != kNone) {
-      c = down_chain(remote(e), add);
-      c.add(with(e, add));
-    }
+    if (e == kNone) break;
+    c.add(with(e, add));
+    y = remote(e);
   }
-  chain_stamp_[y] = chain_epoch_;
-  chain_add_[y] = add;
-  chain_cost_[y] = c;
-  return chain_cost_[y];
+  return c;
 }
 
 // The order in which x tries its up slots other than the nominal one, as
@@ -113,7 +107,6 @@ uint32_t Engine::middle_from(uint32_t x, uint32_t k) const {
 // loaded path (busiest link, then sum), free ones first, ties by slot_rank.
 uint32_t Engine::choose_up(uint32_t x, uint32_t f) {
   const uint32_t nom = nominal_up(x);
-  ++chain_epoch_;  // loads change only between choices
   auto cost = [&](uint32_t e) {
     PathCost p = f == 0 ? PathCost{} : path_cost(remote(e), f, 4, kExact);
     p.add(with(e, f));

@@ -41,9 +41,6 @@ void Engine::setup_flows(const RoutingOptions& options) {
   leaf_waits_.assign(n, 0);
   down_nom_.assign(n, kNone);
   nom_.assign(n, kNone);
-  chain_stamp_.assign(n, 0);
-  chain_add_.assign(n, 0);
-  chain_cost_.assign(n, PathCost{});
   ring_extra_.resize(m);  // all zero as given back (give_back), or empty
   // All zero when given back (give_back): one per (leaf, leaf).
   size_t leaves = 0;
@@ -335,26 +332,31 @@ void Engine::defer(Deferred d) {
 }
 
 // A switch whose nominal path is broken: if it has flows to send or may get
-// some in phase B, it waits (broken_), and so do the switches it may send
-// them to; else it takes any shortest way.
+// some in phase B, it waits; else it takes any shortest way.
 void Engine::defer_or_route(uint32_t x) {
   if (ca_begin_[x] != ca_begin_[x + 1] || fed(x)) {
-    broken_.push_back(x);
-    // Every switch above it may get its flows (its candidates are among
-    // them; marking the others costs nothing: they do not wait unless
-    // their own nominal path is broken too). A leaf only says it waits
-    // (fed() asks its parents' children): most destinations have many
-    // waiting leaves and few waiting switches above them to ask.
-    if (!leaf_children_.empty() && rk_.rank[x] == 0) {
-      leaf_waits_[x] = stamp_;
-      return;
-    }
-    for (uint32_t i = up_begin_[x]; i < up_begin_[x + 1]; ++i) fed_[up_rec_[i].remote] = stamp_;
+    wait(x);
     return;
   }
   const uint32_t e = nominal_up(x);
   auto [cf, count] = candidates(x);
   if (e != kNone || count > 0) put(x, port(e != kNone ? e : cand_[cf]));
+}
+
+// x waits for phase B (broken_), and so do the switches it may send its
+// flows to.
+void Engine::wait(uint32_t x) {
+  broken_.push_back(x);
+  // Every switch above it may get its flows (its candidates are among
+  // them; marking the others costs nothing: they do not wait unless
+  // their own nominal path is broken too). A leaf only says it waits
+  // (fed() asks its parents' children): most destinations have many
+  // waiting leaves and few waiting switches above them to ask.
+  if (!leaf_children_.empty() && rk_.rank[x] == 0) {
+    leaf_waits_[x] = stamp_;
+    return;
+  }
+  for (uint32_t i = up_begin_[x]; i < up_begin_[x + 1]; ++i) fed_[up_rec_[i].remote] = stamp_;
 }
 
 // Whether a waiting switch may send x flows for the current destination:
@@ -447,7 +449,7 @@ void Engine::route_leaves(uint32_t t, uint32_t slot) {
     for (uint32_t x : upper_broken_) {
       if (!fed(x)) continue;
       column_[x] = ForwardingTables::kNoPath;
-      defer_or_route(x);
+      wait(x);
     }
     defer(d);
   }
