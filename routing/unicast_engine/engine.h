@@ -190,6 +190,15 @@ class Engine {
   void route_flows_of(uint32_t x);
   static constexpr uint64_t kExact = UINT64_MAX;
   PathCost path_cost(uint32_t y, uint32_t add, uint32_t depth, uint64_t fit);
+  // path_cost's first candidate of a switch still to choose that may be
+  // within fit, for the pass over one destination (fit_epoch_), with at
+  // least `extra` flows.
+  struct FitFrom {
+    uint32_t epoch = 0, depth = 0, extra = 0, index = 0;
+    uint64_t fit = 0;
+  };
+  std::vector<FitFrom> fit_from_;
+  uint32_t fit_epoch_ = 0;
   bool table_path(uint32_t x, uint32_t t, Lid lid, std::vector<uint32_t>& out) const;
   PathCost down_chain(uint32_t y, uint32_t add);
 
@@ -430,6 +439,7 @@ class Engine {
   std::vector<uint32_t> nom_;                     // per switch: nominal_up (this destination)
   std::vector<PathCost> cost_;                    // choose_up's scratch: per candidate
   std::vector<uint32_t> fed_;  // per switch: a waiting switch may send it flows (stamp_)
+  std::span<const uint8_t> feeds_climber_;
   std::vector<uint32_t> leaf_waits_;     // per leaf: it waits for phase B (stamp_; ranked from the CAs)
   std::span<const uint8_t> leaf_children_;
   bool fed(uint32_t x) const;

@@ -26,6 +26,7 @@ void Engine::bind_records() {
   up_rec_ = rec_.up_rec;
   up_clean_ = rec_.up_clean;
   leaf_children_ = rec_.leaf_children;
+  feeds_climber_ = rec_.feeds_climber;
   up_slot_entry_ = rec_.up_slot_entry;
   up_hop_ = rec_.up_hop;
   slot_stride_ = rec_.slot_stride;
@@ -91,6 +92,13 @@ void Engine::build_entries(const RoutingOptions& options) {
   }
   r.up_clean.resize(r.up_rec.size());
   for (size_t i = 0; i < r.up_rec.size(); ++i) r.up_clean[i] = r.up_rec[i].drained ? n : r.up_rec[i].remote;
+  r.feeds_climber.assign(n, 0);
+  for (uint32_t x = 0; x < n; ++x) {
+    for (uint32_t i = r.up_begin[x]; i < r.up_begin[x + 1] && !r.feeds_climber[x]; ++i) {
+      const uint32_t p = r.up_rec[i].remote;
+      r.feeds_climber[x] = r.up_begin[p] != r.up_begin[p + 1];
+    }
+  }
   // Balanced by flows: ranked from the CAs, the switches with leaves below
   // them (fed()); the leaf cut bound of all-to-all, the flows a leaf sends
   // (and receives) over its up links.

@@ -40,18 +40,33 @@ PathCost Engine::path_cost(uint32_t y, uint32_t add, uint32_t depth, uint64_t fi
     auto [cf, count] = candidates(y);
     if (count == 0 || depth == 0) return c;
     if (fit != kExact && c.max > fit) return c;  // above fit whatever comes below
+    if (fit != kExact) {
+      // The first candidate within fit. Within one pass over a destination
+      // loads only grow, and so do y's flows: a candidate above fit stays
+      // above it for as many flows or more, and the next question about y
+      // starts where this one stopped (fit_from_).
+      FitFrom& from = fit_from_[y];
+      uint32_t i = from.epoch == fit_epoch_ && from.depth == depth && from.fit == fit && extra >= from.extra ? from.index : 0;
+      for (; i < count; ++i) {
+        const uint32_t e = cand_[cf + i];
+        if (with(e, extra) > fit) continue;  // its first link is already above
+        PathCost p = path_cost(remote(e), extra, depth - 1, fit);
+        p.add(with(e, extra));
+        if (p.max <= fit) break;
+      }
+      from = {fit_epoch_, depth, extra, i, fit};
+      if (i == count) return {UINT64_MAX, c.sum};  // no candidate within fit
+      return {std::max(c.max, fit), c.sum};  // within fit (its cost beyond that is not asked)
+    }
     PathCost best;
     bool any = false;
     for (uint32_t i = cf; i < cf + count; ++i) {
       const uint32_t e = cand_[i];
-      if (fit != kExact && with(e, extra) > fit) continue;  // its first link is already above
       PathCost p = path_cost(remote(e), extra, depth - 1, fit);
       p.add(with(e, extra));
-      if (fit != kExact && p.max <= fit) return {std::max(c.max, p.max), c.sum + p.sum};
       if (!any || p < best) best = p;
       any = true;
     }
-    if (fit != kExact) return {UINT64_MAX, c.sum};  // no candidate within fit
     c.max = std::max(c.max, best.max);
     c.sum += best.sum;
     return c;
@@ -302,6 +317,7 @@ void Engine::route_deferred_of(const Deferred& d, uint32_t first, uint32_t last,
   }
   column_ = d.column;
   ++stamp_;  // a new destination: marks start afresh
+  ++fit_epoch_;
   if (d.digits_pool != nullptr) {
     replay_digits(*d.digits_pool, d.digits_at);
   } else {

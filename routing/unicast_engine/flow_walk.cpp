@@ -33,6 +33,7 @@ void Engine::setup_flows(const RoutingOptions& options) {
   load_.assign(m, 0);
   share_.assign(m, 1);
   flow_.assign(n, 0);
+  fit_from_.assign(n, FitFrom{});
   valid_.assign(n, 0);
   digit_.assign(slots_up_.size() + 1, 0);
   digit_slot_.assign(slots_up_.size(), 0);
@@ -351,11 +352,14 @@ void Engine::wait(uint32_t x) {
   // them; marking the others costs nothing: they do not wait unless
   // their own nominal path is broken too). A leaf only says it waits
   // (fed() asks its parents' children): most destinations have many
-  // waiting leaves and few waiting switches above them to ask.
+  // waiting leaves and few waiting switches above them to ask. Nor is a
+  // switch without up links asked (it never climbs): a spine below the
+  // top marks nothing.
   if (!leaf_children_.empty() && rk_.rank[x] == 0) {
     leaf_waits_[x] = stamp_;
     return;
   }
+  if (!feeds_climber_[x]) return;
   for (uint32_t i = up_begin_[x]; i < up_begin_[x + 1]; ++i) fed_[up_rec_[i].remote] = stamp_;
 }
 

@@ -119,6 +119,7 @@ struct EntryRecords {
   // prepare_target's nearest parent is a branch-free minimum.
   std::vector<uint32_t> up_clean;
   std::vector<uint8_t> leaf_children;  // per switch: has a leaf below it (ranked from the CAs, else empty)
+  std::vector<uint8_t> feeds_climber;  // per switch: a switch above it has up links (may wait: Engine::wait)
   uint64_t capacity = 0;               // the leaf cut bound of all-to-all
   // Part 1 (flow_walk.cpp), balanced by flows: per switch x slot_stride up
   // slots, the up entry in that slot (or kNone) and the climb by it; per
