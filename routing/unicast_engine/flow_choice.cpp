@@ -16,9 +16,10 @@ namespace railyard::routing::unicast {
 // The cost of the path from y on with `add` more flows arriving at y: the
 // path it has, or for a switch still to choose, its best candidate.
 // With `fit` (not kExact) only whether some path stays within `fit` matters:
-// the first such path found is returned (its busiest link <= fit), else a
-// cost whose busiest link is above fit; the answer to "within fit?" is the
-// exact one's, at a fraction of the candidates.
+// the answer is a cost whose busiest link is at most fit if one does (a
+// switch still to choose stops at its first such candidate), else above
+// fit; the answer to "within fit?" is the exact one's, at a fraction of the
+// candidates.
 PathCost Engine::path_cost(uint32_t y, uint32_t add, uint32_t depth, uint64_t fit) {
   PathCost c;
   while (y != target_) {
