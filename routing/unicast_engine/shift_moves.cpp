@@ -65,14 +65,6 @@ bool ShiftRepairPass::make_move(const Column& col, uint32_t x, const std::vector
   return true;
 }
 
-// After m (made): the links it loaded within the limit.
-bool ShiftRepairPass::a2a_within(const Move& m) const {
-  for (uint32_t e : m.now) {
-    if (a2a_[e] > a2a_limit_) return false;
-  }
-  return true;
-}
-
 bool ShiftRepairPass::a2a_fits(const Move& m) const {
   for (uint32_t e : m.now) {
     if (!on_path(m.old, e) && a2a_[e] + m.flows > a2a_limit_) return false;
@@ -160,28 +152,59 @@ bool ShiftRepairPass::improve(uint32_t p, uint32_t src, std::vector<TableMove>& 
   return swap(p, a, last, moves);
 }
 
+// The wide rounds' swap partners at the flow's source switch x: the
+// destination cells, in grid order, of the flows from x's own cells in the
+// shifts via_ (those whose flow toward col_'s destination leaves from x).
+// (Only there: at a switch further up the flows through it come from many
+// switches, and listing them cost more than the moves they found.)
+void ShiftRepairPass::wide_partners(uint32_t x) {
+  partners_.clear();
+  if (++stamp_ == 0) {
+    std::fill(partner_stamp_.begin(), partner_stamp_.end(), 0);
+    stamp_ = 1;
+  }
+  for (uint32_t i = cells_begin_[x]; i < cells_begin_[x + 1]; ++i) {
+    const uint32_t src = cells_[i];
+    for (uint32_t q : via_) {
+      const uint32_t dst = dst_of(src, patterns_[q]);
+      uint32_t a2 = 0, t2 = 0;
+      ++steps_;
+      if (dst == col_.dst || partner_stamp_[dst] == stamp_ || !ends(src, dst, a2, t2) || a2 == t2) continue;
+      partner_stamp_[dst] = stamp_;
+      partners_.push_back(dst);
+    }
+  }
+  std::sort(partners_.begin(), partners_.end());
+}
+
 // improve()'s second try: at a switch x of the path (hop_, up to `last`),
 // this flow's entry to another port c, and the entry of another flow of
-// shift p through x that takes c to this flow's port.
+// shift p through x that takes c to this flow's port; in the wide rounds,
+// at the flow's source switch only, the entry of any destination of
+// wide_partners (the swaps within a shift were tried before those rounds).
 bool ShiftRepairPass::swap(uint32_t p, uint32_t a, size_t last, std::vector<TableMove>& moves) {
   const Pattern& pattern = patterns_[p];
   const uint32_t cells = hosts_ * rails_;
   hot_path_ = hop_;
-  for (uint32_t i = 0; i <= last; ++i) {
+  for (uint32_t i = 0; i <= (wide_ ? 0 : last); ++i) {
     const uint32_t x = i == 0 ? a : g_.remote(hot_path_[i - 1]);
     const std::vector<uint32_t> old(hot_path_.begin() + i, hot_path_.end());
-    partners_.clear();
-    for (uint32_t src = 0; src < cells; ++src) {
-      const uint32_t dst = dst_of(src, pattern);
-      uint32_t a2 = 0, t2 = 0;
-      if (dst == col_.dst || !ends(src, dst, a2, t2) || a2 == t2 || !walk(a2, lid_[dst], t2, path_)) continue;
-      steps_ += path_.size() + 1;
-      bool through = a2 == x;
-      for (size_t j = 0; j + 1 < path_.size() && !through; ++j) through = g_.remote(path_[j]) == x;
-      if (through) partners_.push_back(dst);
-    }
     shifts_via(col_, x, via_);  // each m1 below is taken back before the next
-    for (uint32_t c = g_.begin(x); c < g_.end(x) && steps_ < kMaxSteps; ++c) {
+    if (wide_) {
+      wide_partners(x);
+    } else {
+      partners_.clear();
+      for (uint32_t src = 0; src < cells; ++src) {
+        const uint32_t dst = dst_of(src, pattern);
+        uint32_t a2 = 0, t2 = 0;
+        if (dst == col_.dst || !ends(src, dst, a2, t2) || a2 == t2 || !walk(a2, lid_[dst], t2, path_)) continue;
+        steps_ += path_.size() + 1;
+        bool through = a2 == x;
+        for (size_t j = 0; j + 1 < path_.size() && !through; ++j) through = g_.remote(path_[j]) == x;
+        if (through) partners_.push_back(dst);
+      }
+    }
+    for (uint32_t c = g_.begin(x); c < g_.end(x) && steps_ < budget_; ++c) {
       Move m1;
       if (!make_move(col_, x, old, c, m1)) continue;
       const int64_t d1 = delta(via_, m1);
@@ -193,7 +216,12 @@ bool ShiftRepairPass::swap(uint32_t p, uint32_t a, size_t last, std::vector<Tabl
         if (!make_move(col2_, x, old2_, old[0], m2)) continue;
         apply(via_, m1, true);
         shifts_via(col2_, x, via2_);
-        const bool fits = a2a_fits(m2) && a2a_within(m1);
+        // m1's links as they will be once m2 has taken its flows off.
+        bool fits = a2a_fits(m2);
+        for (uint32_t e : m1.now) {
+          const uint64_t off = on_path(m2.old, e) && !on_path(m2.now, e) ? m2.flows : 0;
+          fits = fits && a2a_[e] - off <= a2a_limit_;
+        }
         const int64_t d2 = delta(via2_, m2);
         if (fits && d1 + d2 < 0) {
           apply(via2_, m2, true);

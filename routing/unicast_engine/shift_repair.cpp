@@ -18,14 +18,17 @@
 // the shift's bound, and leaves every link's all-to-all load within the
 // pass's limit (what the links carry already, or 1/32 above the all-to-all
 // bound of a CA's own link); else swaps two entries of one switch
-// (shift_moves.cpp). Rounds take the shifts above their bound worst first
+// (shift_moves.cpp), first those of two flows of the shift, then, when
+// those rounds stop above the bounds, also at the source switch the entry
+// of a destination its flows reach in another shift. Rounds take the shifts above their bound worst first
 // (ties by shift), their flows in grid order, and ties between moves go by
 // GUID rank and port: the result does not depend on the node order. An
 // incremental route undoes the moves (RouteMemo::moves) and makes them
 // again.
 //
 // The pass counts loads per (shift, directed link): it runs where those are
-// at most 2^24 (2,048 CAs on 3 levels), within 2^23 hops walked.
+// at most 2^24 (2,048 CAs on 3 levels), within 2^23 hops walked, and 2^21
+// more for the wide swaps.
 #include "routing/unicast_engine/shift_repair.h"
 
 #include <algorithm>
@@ -271,28 +274,55 @@ ShiftRepair ShiftRepairPass::run(std::vector<TableMove>& moves) {
   if (excess_ != 0) {
     all_to_all_loads();
     const size_t before = moves.size();
-    // Rounds over the shifts above their bound, the worst first (then by
-    // shift), while a round moves something and the budget lasts: what the
-    // budget cuts short is the mildest.
-    std::vector<std::pair<int64_t, uint32_t>> order;
-    for (bool moved = true; moved && steps_ < kMaxSteps;) {
-      moved = false;
-      order.clear();
-      for (uint32_t p = 0; p < np; ++p) {
-        if (hot_[p] == 0) continue;
-        const uint16_t* l = &load_[static_cast<size_t>(p) * entries_];
-        order.push_back({-static_cast<int64_t>(*std::max_element(l, l + entries_)) + bound_[p], p});
+    rounds(moves, kMaxSteps);
+    // What single moves and swaps within a shift left: rounds that may also
+    // swap with a destination of another shift, any whose flow leaves the
+    // source switch in a shift where this destination's does (the two
+    // single failures that needed it: a spine down on the 2-level ROFT whose
+    // rails end in a partial leaf).
+    if (excess_ != 0) {
+      wide_ = true;
+      cells_begin_.assign(n_ + 1, 0);
+      for (uint32_t c = 0; c < cells; ++c) {
+        if (at_[c] != kNone) ++cells_begin_[at_[c] + 1];
       }
-      std::sort(order.begin(), order.end());
-      steps_ += order.size() * (entries_ / 64 + 1);
-      for (auto [unused, p] : order) {
-        for (uint32_t src = 0; src < cells && hot_[p] != 0 && steps_ < kMaxSteps; ++src) moved |= improve(p, src, moves);
+      for (uint32_t s = 0; s < n_; ++s) cells_begin_[s + 1] += cells_begin_[s];
+      cells_.assign(cells_begin_[n_], 0);
+      std::vector<uint32_t> fill(cells_begin_.begin(), cells_begin_.end() - 1);
+      for (uint32_t c = 0; c < cells; ++c) {
+        if (at_[c] != kNone) cells_[fill[at_[c]]++] = c;
       }
+      partner_stamp_.assign(cells, 0);
+      rounds(moves, steps_ + kMaxWideSteps);
     }
     out.moves = static_cast<uint32_t>(moves.size() - before);
   }
   out.excess_after = excess_;
   return out;
+}
+
+// Rounds over the shifts above their bound, the worst first (then by
+// shift), while a round moves something and steps_ stays under `budget`:
+// what the budget cuts short is the mildest.
+void ShiftRepairPass::rounds(std::vector<TableMove>& moves, uint64_t budget) {
+  budget_ = budget;
+  const uint32_t np = static_cast<uint32_t>(patterns_.size());
+  const uint32_t cells = hosts_ * rails_;
+  std::vector<std::pair<int64_t, uint32_t>> order;
+  for (bool moved = true; moved && steps_ < budget_;) {
+    moved = false;
+    order.clear();
+    for (uint32_t p = 0; p < np; ++p) {
+      if (hot_[p] == 0) continue;
+      const uint16_t* l = &load_[static_cast<size_t>(p) * entries_];
+      order.push_back({-static_cast<int64_t>(*std::max_element(l, l + entries_)) + bound_[p], p});
+    }
+    std::sort(order.begin(), order.end());
+    steps_ += order.size() * (entries_ / 64 + 1);
+    for (auto [unused, p] : order) {
+      for (uint32_t src = 0; src < cells && hot_[p] != 0 && steps_ < budget_; ++src) moved |= improve(p, src, moves);
+    }
+  }
 }
 
 ShiftRepair repair_shifts(const Fabric& fabric, const SwitchGraph& graph, const Ranking& ranking,

@@ -443,19 +443,22 @@ TEST(DegradedRouting, CoreFailureAllToAllWithin5PercentOfBoundOn2048Cas) {
   t.report("core failure, 2,048 CAs: all-to-all <= 1.05 x bound");
 }
 
-// Not met: 40 of 48 single failures meet it (36 before the pass over
+// Not met: 42 of 48 single failures meet it (36 before the pass over
 // shifts, unicast_engine/shift_repair.cpp, and CutOracle's spines' bound,
 // which the radix-32 ROFT's core down meets: its spines had every up link
-// on that core). The others load some shift with its bound + 1 (the rails
-// of 40 servers that end in a partial leaf, a spine down; a spine-core link
-// or a core down on the radix-16 ROFT of 2 pods per rail, in shift 54, where
-// the bound of 1 asks a leaf to swap a flow within its pod for one leaving
-// it; a spine-core link on the plain fat tree), and a core down on the plain
-// fat tree (one ring) with its bound + 2-3. Tables that meet it exist, but
-// in most cases surveyed none that moves only the routes the failure
-// crossed, and the moves they need are coordinated over many destinations
-// that no single move or swap lowers (shift_feasibility_test.cpp,
-// docs/routing.md "Shifts after a failure").
+// on that core; 40 before that pass's wide swaps, which the rails of 40
+// servers that end in a partial leaf need when a spine is down). The others
+// load some shift with its bound + 1 (a spine-core link or a core down on
+// the radix-16 ROFT of 2 pods per rail, from shift 54 or 62: the spine of
+// the weakened plane J sends two destinations of the other pod through one
+// core, index J of two of its leaves, at most 56 hosts apart: their flows
+// from this pod meet in every shift but 64 (bound 2) that reaches both from
+// it; at the bound they must be 63 apart, indices 0 and 7, which changes the index of plane J at every leaf
+// of the rail; a spine-core link on the plain fat tree), and a core down
+// on the plain fat tree (one ring) with its bound + 2. Tables that meet it exist, but in most cases surveyed none that moves
+// only the routes the failure crossed, and the moves they need are
+// coordinated over many destinations that no single move or swap lowers
+// (shift_feasibility_test.cpp, docs/routing.md "Shifts after a failure").
 Tally single_failure_shifts(bool each) {
   Tally t;
   for_each_case(kQuality, single_failures, {.shifts = true},
@@ -467,11 +470,12 @@ TEST(DegradedRouting, DISABLED_SingleFailureEveryRailAlignedShiftAtItsBound) {
   single_failure_shifts(true).report("single failure: every rail-aligned shift <= its bound (worst excess)");
 }
 
-// The target above, as far as it is met: no fewer single failures than 40
-// of 48 keep every rail-aligned shift at its bound (36 before the pass over
-// shifts, 34 before a rail's flows went first in phase B).
+// The target above, as far as it is met: no fewer single failures than 42
+// of 48 keep every rail-aligned shift at its bound (40 before the pass over
+// shifts swapped with destinations of other shifts, 36 before that pass, 34
+// before a rail's flows went first in phase B).
 TEST(DegradedRouting, SingleFailureRailAlignedShiftsAtTheirBoundNoFewerThanBefore) {
-  single_failure_shifts(false).at_least(40, "single failure: every rail-aligned shift <= its bound (worst excess)");
+  single_failure_shifts(false).at_least(42, "single failure: every rail-aligned shift <= its bound (worst excess)");
 }
 
 TEST(DegradedRouting, UpToFivePercentAllToAllWithin15PercentOfBound) {
