@@ -88,10 +88,13 @@ class ShiftFeasibility {
   // counted, so an unsatisfiable answer holds for whole tables too). With
   // `may_change` too (one byte per switch x LID of `before`), the other
   // modelled entries keep their port in `before`.
+  // With `a2a_cap`, all-to-all too: every directed switch-switch link carries
+  // at most that many flows when every CA sends to every other (the flows of
+  // a source leaf to one destination weigh the leaf's CAs).
   Feasible solve(const CutOracle& oracle, const std::vector<std::vector<Flow>>& by_k, int32_t slack,
                  unsigned timeout_ms, const ForwardingTables* fixed = nullptr,
                  const ForwardingTables* before = nullptr, uint64_t max_changed = 0,
-                 const std::vector<uint8_t>* may_change = nullptr) {
+                 const std::vector<uint8_t>* may_change = nullptr, uint64_t a2a_cap = 0) {
     z3::context ctx;
     z3::solver solver(ctx);
     z3::params params(ctx);
@@ -114,6 +117,7 @@ class ShiftFeasibility {
         if (v.size() > cap) solver.add(z3::atmost(v, static_cast<unsigned>(cap)));
       }
     }
+    if (a2a_cap != 0) all_to_all_within(solver, m, a2a_cap);
     if (before) {
       z3::expr_vector changed(ctx);
       for (const auto& [key, vars] : m.port) {
@@ -292,6 +296,36 @@ class ShiftFeasibility {
       }
     }
     return m.paths.emplace(key, std::move(out)).first->second;
+  }
+
+  // Every (source leaf, destination CA) route of all-to-all, each weighing
+  // the leaf's CAs: at most `cap` on every directed switch-switch link.
+  void all_to_all_within(z3::solver& solver, Model& m, uint64_t cap) const {
+    std::vector<uint32_t> cas(adj_.size(), 0);
+    std::vector<PortId> dsts;
+    for (uint32_t p = 0; p < leaf_of_port_.size(); ++p) {
+      if (leaf_of_port_[p] == kNone || !f_.port(PortId(p)).lid.valid()) continue;
+      ++cas[leaf_of_port_[p]];
+      dsts.push_back(PortId(p));
+    }
+    std::map<uint32_t, std::pair<z3::expr_vector, std::vector<int>>> load;  // directed link -> crossings, weights
+    for (uint32_t src = 0; src < adj_.size(); ++src) {
+      if (cas[src] == 0) continue;
+      for (PortId d : dsts) {
+        const uint32_t leaf = leaf_of_port_[d.value()];
+        if (leaf == src) continue;
+        for (const auto& [link, crosses] : paths(solver, m, src, d, leaf).uses) {
+          auto& slot = load.try_emplace(link, z3::expr_vector(m.ctx), std::vector<int>()).first->second;
+          slot.first.push_back(crosses);
+          slot.second.push_back(static_cast<int>(cas[src]));
+        }
+      }
+    }
+    for (auto& [link, l] : load) {
+      uint64_t most = 0;
+      for (int w : l.second) most += static_cast<uint64_t>(w);
+      if (most > cap) solver.add(z3::pble(l.first, l.second.data(), static_cast<int>(cap)));
+    }
   }
 
   int32_t lvl(uint32_t s) const { return level_[f_.switches()[s].value()]; }
