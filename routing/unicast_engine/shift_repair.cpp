@@ -20,11 +20,11 @@
 // bound of a CA's own link); else swaps two entries of one switch
 // (shift_moves.cpp), first those of two flows of the shift, then, when
 // those rounds stop above the bounds, also at the source switch the entry
-// of a destination its flows reach in another shift. Rounds take the shifts above their bound worst first
-// (ties by shift), their flows in grid order, and ties between moves go by
-// GUID rank and port: the result does not depend on the node order. An
-// incremental route undoes the moves (RouteMemo::moves) and makes them
-// again.
+// of a destination its flows reach in another shift. Rounds take the
+// shifts above their bound worst first (ties by shift), their flows in grid
+// order, and ties between moves go by GUID rank and port: the result does
+// not depend on the node order. An incremental route undoes the moves
+// (RouteMemo::moves) and makes them again.
 //
 // The pass counts loads per (shift, directed link): it runs where those are
 // at most 2^24 (2,048 CAs on 3 levels), within 2^23 hops walked, and 2^21
