@@ -28,6 +28,27 @@ void ShiftRepairPass::load_column(uint32_t dst, Column& col) {
   steps_ += np + col.paths.size();
 }
 
+// The shifts whose flow toward grid cell dst leaves from x's own cells, in
+// pattern order: shifts_via's answer where x has only up links.
+void ShiftRepairPass::shifts_from(uint32_t x, uint32_t dst, std::vector<uint32_t>& out) {
+  out.clear();
+  const uint32_t h2 = dst / rails_, r2 = dst % rails_;
+  for (uint32_t i = cells_begin_[x]; i < cells_begin_[x + 1]; ++i) {
+    const uint32_t src = cells_[i];
+    uint32_t a = 0, t = 0;
+    ++steps_;
+    if (!ends(src, dst, a, t) || a == t) continue;
+    const uint32_t h = src / rails_, r = src % rails_;
+    const uint32_t k = (h2 + hosts_ - h) % hosts_;
+    if (r2 == r && k != 0) {
+      out.push_back(k - 1);
+    } else if (rails_ > 1 && r2 == (r + 1) % rails_) {
+      out.push_back(hosts_ - 1 + k);
+    }
+  }
+  std::sort(out.begin(), out.end());
+}
+
 // The shifts whose flow of `col` crosses switch x.
 void ShiftRepairPass::shifts_via(const Column& col, uint32_t x, std::vector<uint32_t>& out) const {
   out.clear();
@@ -61,7 +82,9 @@ bool ShiftRepairPass::make_move(const Column& col, uint32_t x, const std::vector
   m.old = old;
   m.now.assign(1, c);
   m.now.insert(m.now.end(), alt_.begin(), alt_.end());
-  m.flows = flows_through(col.lid, col.t)[x];
+  // A switch with only up links (a leaf) carries its own CAs' flows and
+  // no others: those need no walk of every switch's path.
+  m.flows = up_only_[x] ? g_.num_cas(x) : flows_through(col.lid, col.t)[x];
   return true;
 }
 
@@ -210,12 +233,25 @@ bool ShiftRepairPass::swap(uint32_t p, uint32_t a, size_t last, std::vector<Tabl
       const int64_t d1 = delta(via_, m1);
       for (uint32_t dst2 : partners_) {
         if (next_[static_cast<size_t>(lid_[dst2]) * n_ + x] != c) continue;
-        load_column(dst2, col2_);
+        // At a switch with only up links the flows that cross it are its
+        // own CAs': the shifts of dst2's that do come from the grid alone.
+        const bool own = up_only_[x];
+        if (own) {
+          col2_.dst = dst2;
+          col2_.lid = lid_[dst2];
+          col2_.t = at_[dst2];
+        } else {
+          load_column(dst2, col2_);
+        }
         if (!walk(x, col2_.lid, col2_.t, old2_) || old2_.empty()) continue;
         Move m2;
         if (!make_move(col2_, x, old2_, old[0], m2)) continue;
         apply(via_, m1, true);
-        shifts_via(col2_, x, via2_);
+        if (own) {
+          shifts_from(x, dst2, via2_);
+        } else {
+          shifts_via(col2_, x, via2_);
+        }
         // m1's links as they will be once m2 has taken its flows off.
         bool fits = a2a_fits(m2);
         for (uint32_t e : m1.now) {
@@ -223,6 +259,8 @@ bool ShiftRepairPass::swap(uint32_t p, uint32_t a, size_t last, std::vector<Tabl
           fits = fits && a2a_[e] - off <= a2a_limit_;
         }
         const int64_t d2 = delta(via2_, m2);
+        // m1 made and taken back, m2 judged: loads read per shift and link.
+        steps_ += 2 * via_.size() * (m1.old.size() + m1.now.size()) + via2_.size() * (m2.old.size() + m2.now.size());
         if (fits && d1 + d2 < 0) {
           apply(via2_, m2, true);
           record(m1, moves);

@@ -273,6 +273,22 @@ ShiftRepair ShiftRepairPass::run(std::vector<TableMove>& moves) {
   out.excess_before = excess_;
   if (excess_ != 0) {
     all_to_all_loads();
+    // Per switch: whether every link goes up (a leaf: only its own CAs'
+    // flows cross it), and its grid cells.
+    up_only_.assign(n_, 1);
+    for (uint32_t s = 0; s < n_; ++s) {
+      for (uint32_t e = g_.begin(s); e < g_.end(s); ++e) up_only_[s] &= rec_.ent[e].up ? 1 : 0;
+    }
+    cells_begin_.assign(n_ + 1, 0);
+    for (uint32_t c = 0; c < cells; ++c) {
+      if (at_[c] != kNone) ++cells_begin_[at_[c] + 1];
+    }
+    for (uint32_t s = 0; s < n_; ++s) cells_begin_[s + 1] += cells_begin_[s];
+    cells_.assign(cells_begin_[n_], 0);
+    std::vector<uint32_t> fill(cells_begin_.begin(), cells_begin_.end() - 1);
+    for (uint32_t c = 0; c < cells; ++c) {
+      if (at_[c] != kNone) cells_[fill[at_[c]]++] = c;
+    }
     const size_t before = moves.size();
     rounds(moves, kMaxSteps);
     // What single moves and swaps within a shift left: rounds that may also
@@ -282,16 +298,6 @@ ShiftRepair ShiftRepairPass::run(std::vector<TableMove>& moves) {
     // rails end in a partial leaf).
     if (excess_ != 0) {
       wide_ = true;
-      cells_begin_.assign(n_ + 1, 0);
-      for (uint32_t c = 0; c < cells; ++c) {
-        if (at_[c] != kNone) ++cells_begin_[at_[c] + 1];
-      }
-      for (uint32_t s = 0; s < n_; ++s) cells_begin_[s + 1] += cells_begin_[s];
-      cells_.assign(cells_begin_[n_], 0);
-      std::vector<uint32_t> fill(cells_begin_.begin(), cells_begin_.end() - 1);
-      for (uint32_t c = 0; c < cells; ++c) {
-        if (at_[c] != kNone) cells_[fill[at_[c]]++] = c;
-      }
       partner_stamp_.assign(cells, 0);
       rounds(moves, steps_ + kMaxWideSteps);
     }

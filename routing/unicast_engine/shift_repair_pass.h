@@ -96,6 +96,7 @@ class ShiftRepairPass {
   };
   void load_column(uint32_t dst, Column& col);
   void shifts_via(const Column& col, uint32_t x, std::vector<uint32_t>& out) const;
+  void shifts_from(uint32_t x, uint32_t dst, std::vector<uint32_t>& out);
   // x's entry toward `lid` from the path `old` to the path `now` (x's own,
   // to the target), which `flows` all-to-all flows take.
   struct Move {
@@ -152,6 +153,7 @@ class ShiftRepairPass {
   bool wide_ = false;
   uint64_t budget_ = kMaxSteps;
   std::vector<uint32_t> cells_begin_, cells_;  // grid cells by the switch they are cabled to
+  std::vector<uint8_t> up_only_;                // per switch: every link of it goes up
   std::vector<uint32_t> partner_stamp_;
   uint32_t stamp_ = 0;
   Column col_, col2_;
