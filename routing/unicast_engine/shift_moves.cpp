@@ -200,14 +200,48 @@ void ShiftRepairPass::wide_partners(uint32_t x) {
   std::sort(partners_.begin(), partners_.end());
 }
 
+// swap()'s partners outside the wide rounds: the destination cells of shift
+// p's other flows through x.
+void ShiftRepairPass::shift_partners(const Pattern& pattern, uint32_t x) {
+  partners_.clear();
+  for (uint32_t src = 0; src < hosts_ * rails_; ++src) {
+    const uint32_t dst = dst_of(src, pattern);
+    uint32_t a2 = 0, t2 = 0;
+    if (dst == col_.dst || !ends(src, dst, a2, t2) || a2 == t2 || !walk(a2, lid_[dst], t2, path_)) continue;
+    steps_ += path_.size() + 1;
+    bool through = a2 == x;
+    for (size_t j = 0; j + 1 < path_.size() && !through; ++j) through = g_.remote(path_[j]) == x;
+    if (through) partners_.push_back(dst);
+  }
+}
+
+// A swap partner dst2 at x into col2_: at a switch with only up links the
+// flows that cross it are its own CAs', so its LID and target are enough
+// (partner_shifts takes its shifts from the grid); else its whole column.
+void ShiftRepairPass::partner_column(uint32_t dst2, uint32_t x) {
+  if (up_only_[x]) {
+    col2_.dst = dst2;
+    col2_.lid = lid_[dst2];
+    col2_.t = at_[dst2];
+  } else {
+    load_column(dst2, col2_);
+  }
+}
+
+void ShiftRepairPass::partner_shifts(uint32_t x) {
+  if (up_only_[x]) {
+    shifts_from(x, col2_.dst, via2_);
+  } else {
+    shifts_via(col2_, x, via2_);
+  }
+}
+
 // improve()'s second try: at a switch x of the path (hop_, up to `last`),
 // this flow's entry to another port c, and the entry of another flow of
 // shift p through x that takes c to this flow's port; in the wide rounds,
 // at the flow's source switch only, the entry of any destination of
 // wide_partners (the swaps within a shift were tried before those rounds).
 bool ShiftRepairPass::swap(uint32_t p, uint32_t a, size_t last, std::vector<TableMove>& moves) {
-  const Pattern& pattern = patterns_[p];
-  const uint32_t cells = hosts_ * rails_;
   hot_path_ = hop_;
   for (uint32_t i = 0; i <= (wide_ ? 0 : last); ++i) {
     const uint32_t x = i == 0 ? a : g_.remote(hot_path_[i - 1]);
@@ -216,16 +250,7 @@ bool ShiftRepairPass::swap(uint32_t p, uint32_t a, size_t last, std::vector<Tabl
     if (wide_) {
       wide_partners(x);
     } else {
-      partners_.clear();
-      for (uint32_t src = 0; src < cells; ++src) {
-        const uint32_t dst = dst_of(src, pattern);
-        uint32_t a2 = 0, t2 = 0;
-        if (dst == col_.dst || !ends(src, dst, a2, t2) || a2 == t2 || !walk(a2, lid_[dst], t2, path_)) continue;
-        steps_ += path_.size() + 1;
-        bool through = a2 == x;
-        for (size_t j = 0; j + 1 < path_.size() && !through; ++j) through = g_.remote(path_[j]) == x;
-        if (through) partners_.push_back(dst);
-      }
+      shift_partners(patterns_[p], x);
     }
     for (uint32_t c = g_.begin(x); c < g_.end(x) && steps_ < budget_; ++c) {
       Move m1;
@@ -233,25 +258,12 @@ bool ShiftRepairPass::swap(uint32_t p, uint32_t a, size_t last, std::vector<Tabl
       const int64_t d1 = delta(via_, m1);
       for (uint32_t dst2 : partners_) {
         if (next_[static_cast<size_t>(lid_[dst2]) * n_ + x] != c) continue;
-        // At a switch with only up links the flows that cross it are its
-        // own CAs': the shifts of dst2's that do come from the grid alone.
-        const bool own = up_only_[x];
-        if (own) {
-          col2_.dst = dst2;
-          col2_.lid = lid_[dst2];
-          col2_.t = at_[dst2];
-        } else {
-          load_column(dst2, col2_);
-        }
+        partner_column(dst2, x);
         if (!walk(x, col2_.lid, col2_.t, old2_) || old2_.empty()) continue;
         Move m2;
         if (!make_move(col2_, x, old2_, old[0], m2)) continue;
         apply(via_, m1, true);
-        if (own) {
-          shifts_from(x, dst2, via2_);
-        } else {
-          shifts_via(col2_, x, via2_);
-        }
+        partner_shifts(x);
         // m1's links as they will be once m2 has taken its flows off.
         bool fits = a2a_fits(m2);
         for (uint32_t e : m1.now) {

@@ -111,7 +111,10 @@ class ShiftRepairPass {
   void record(const Move& m, std::vector<TableMove>& moves) const;
   bool improve(uint32_t p, uint32_t src, std::vector<TableMove>& moves);
   bool swap(uint32_t p, uint32_t a, size_t last, std::vector<TableMove>& moves);
+  void shift_partners(const Pattern& pattern, uint32_t x);
   void wide_partners(uint32_t x);
+  void partner_column(uint32_t dst2, uint32_t x);
+  void partner_shifts(uint32_t x);
   void rounds(std::vector<TableMove>& moves, uint64_t budget);
 
   const Fabric& f_;
